@@ -1,0 +1,39 @@
+"""ctxfold: an LLM agent's conversation as an append-only event log whose fold is the
+transcript. Anchors, non-destructive compaction, forks, exact token windows and versioned
+persistence, with the hot path in Rust."""
+
+from __future__ import annotations
+
+from ._context import Context
+from ._core import (
+    Event,
+    Message,
+    Part,
+    SystemPromptMessage,
+    ToolDefinitionsMessage,
+    __version__,
+    count_text,
+    encodings,
+    hook_id,
+)
+from ._values import RunContext, SandboxPolicy, Usage
+from .errors import ContextError, DecodeError, UnknownAnchorError
+
+__all__ = [
+    "Context",
+    "ContextError",
+    "DecodeError",
+    "Event",
+    "Message",
+    "Part",
+    "RunContext",
+    "SandboxPolicy",
+    "SystemPromptMessage",
+    "ToolDefinitionsMessage",
+    "UnknownAnchorError",
+    "Usage",
+    "__version__",
+    "count_text",
+    "encodings",
+    "hook_id",
+]

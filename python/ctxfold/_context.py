@@ -1,0 +1,446 @@
+"""The Python ``Context``: the Rust core (log, fold, anchors, tokens, windows, codec) plus the
+runtime fields that hold arbitrary Python objects (deps, callbacks, handlers)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from . import _core
+from ._core import ContextCore, Event, Message, SystemPromptMessage, ToolDefinitionsMessage
+from ._redact import json_clean, redact_deps
+from ._values import RunContext, SandboxPolicy, Usage
+from .errors import DecodeError
+
+__all__ = ["Context"]
+
+logger = logging.getLogger("ctxfold")
+
+SURFACE_TYPES = frozenset({"system_message", "user_message", "assistant_message", "tool_result"})
+BOOKKEEPING_TYPES = frozenset(
+    {"tool_call", "turn_start", "turn_end", "step_start", "step_end", "request_header"}
+)
+_UNSET: Any = object()
+
+
+def _as_message(m: Any) -> Message:
+    if isinstance(m, Message):
+        return m
+    if isinstance(m, Mapping):
+        return Message.from_dict(dict(m))
+    raise TypeError(f"expected a Message, got {type(m).__name__}")
+
+
+class Context:
+    """An agent's conversation: an append-only event log whose fold is ``messages``."""
+
+    def __init__(
+        self,
+        *,
+        messages: Iterable[Message] = (),
+        system_prompt: str | None = None,
+        deps: Mapping[str, Any] | None = None,
+        max_iterations: int = 10,
+        iteration: int = 0,
+        usage: Usage | Mapping[str, int] | None = None,
+        needs_response: bool = True,
+        callbacks: Mapping[str, Any] | None = None,
+        notify: Callable[[Event], Any] | None = None,
+        agent_name: str | None = None,
+        cancellation_check: Callable[[], bool] | None = None,
+        approval_handler: Callable[..., Any] | None = None,
+        stream: bool = False,
+        _core_ctx: ContextCore | None = None,
+    ) -> None:
+        self._core = _core_ctx if _core_ctx is not None else ContextCore()
+        self._lock = threading.RLock()
+        self.system_prompt = system_prompt
+        self.deps: dict[str, Any] = dict(deps or {})
+        self.usage = usage if isinstance(usage, Usage) else Usage.from_mapping(usage or {})
+        self.tool_calls: list[Any] = []
+        self.needs_response = needs_response
+        self.iteration = iteration
+        self.max_iterations = max_iterations
+        self.started_at: datetime | None = datetime.now(timezone.utc)
+        self.agent_name = agent_name
+        self.stream = stream
+        self.callbacks: dict[str, Any] = dict(callbacks or {})
+        self.notify = notify
+        self.cancellation_check = cancellation_check
+        self.approval_handler = approval_handler
+        seed = [_as_message(m) for m in messages]
+        if seed:
+            self._core.extend(seed, "messages")
+
+    # ---- construction ------------------------------------------------------------------
+
+    @classmethod
+    def new(cls, **opts: Any) -> Context:
+        """``Context(**opts)``: the Elixir seed's spelling."""
+        return cls(**opts)
+
+    @classmethod
+    def create(
+        cls,
+        system_prompt_message: Message | None = None,
+        tool_definitions_message: Message | None = None,
+        parent_context: Context | None = None,
+    ) -> Context:
+        """An empty context whose special messages take the first slots; with a parent, its
+        content map is a copy of the parent's and ``origin_context_id`` the parent's id."""
+        ctx = cls()
+        if parent_context is not None:
+            ctx._core.inherit(parent_context._core)
+        if system_prompt_message is not None:
+            ctx._core.append(system_prompt_message, "system_prompt")
+        if tool_definitions_message is not None:
+            ctx._core.append(tool_definitions_message, "tools")
+        return ctx
+
+    @classmethod
+    def from_run_context(cls, run_ctx: RunContext, **opts: Any) -> Context:
+        opts.setdefault("deps", dict(run_ctx.deps or {}))
+        return cls(**opts)
+
+    def _child(self, core: ContextCore) -> Context:
+        """A fork: the new core, every runtime field copied."""
+        child = Context(_core_ctx=core)
+        with self._lock:
+            child.system_prompt = self.system_prompt
+            child.deps = dict(self.deps)
+            child.usage = self.usage
+            child.tool_calls = list(self.tool_calls)
+            child.needs_response = self.needs_response
+            child.iteration = self.iteration
+            child.max_iterations = self.max_iterations
+            child.started_at = self.started_at
+            child.agent_name = self.agent_name
+            child.stream = self.stream
+            child.callbacks = dict(self.callbacks)
+            child.notify = self.notify
+            child.cancellation_check = self.cancellation_check
+            child.approval_handler = self.approval_handler
+        return child
+
+    # ---- reading -----------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self._core.id
+
+    @property
+    def created_at(self) -> datetime:
+        return self._core.created_at
+
+    @property
+    def origin_context_id(self) -> str | None:
+        return self._core.origin_context_id
+
+    @property
+    def children(self) -> list[str]:
+        return self._core.children
+
+    @property
+    def messages(self) -> list[Message]:
+        """The fold of the log with the overlay applied; a new list each call."""
+        return self._core.messages()
+
+    @property
+    def message_count(self) -> int:
+        return self._core.shown_len()
+
+    def __len__(self) -> int:
+        return self._core.shown_len()
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._core.messages())
+
+    def events(self) -> list[Event]:
+        """Every event, shadowed ones too, oldest first."""
+        return self._core.events()
+
+    @property
+    def next_seq(self) -> int:
+        return self._core.next_seq
+
+    @property
+    def anchor_points(self) -> list[tuple[str, int]]:
+        return self._core.anchor_points
+
+    @property
+    def content_map(self) -> dict[str, str]:
+        return self._core.content_map
+
+    @property
+    def hook_index(self) -> dict[str, list[Message]]:
+        return self._core.hook_index
+
+    @property
+    def system_prompt_message(self) -> Message | None:
+        return self._core.system_prompt_message
+
+    @property
+    def tool_definitions_message(self) -> Message | None:
+        return self._core.tool_definitions_message
+
+    @property
+    def raw_dict(self) -> dict[str, Any]:
+        """``serialize()``: a snapshot, not a live view."""
+        return self.serialize()
+
+    def last_message(self) -> Message | None:
+        return self._core.last_message()
+
+    def assistant_messages(self) -> list[Message]:
+        return [m for m in self._core.messages() if m.role == "assistant"]
+
+    def total_token_count(self, encoding: str = "cl100k_base") -> int:
+        return self._core.total_token_count(encoding)
+
+    def max_iterations_reached(self) -> bool:
+        return self.iteration >= self.max_iterations
+
+    # ---- anchors and the log -----------------------------------------------------------
+
+    def _publish(self, event: Event) -> None:
+        notify = self.notify
+        if notify is None:
+            return
+        try:
+            notify(event)
+        except Exception:
+            logger.exception("ctxfold: notify raised on event %s; ignored", event.seq)
+
+    def append(self, message: Message, anchor_point: str = "messages") -> None:
+        """Insert at the anchor's index; that anchor and every later one move up by 1."""
+        self._publish(self._core.append(_as_message(message), anchor_point))
+
+    def add_anchor(self, name: str, msg_index: int, after_existing: bool = True) -> None:
+        self._core.add_anchor(name, msg_index, after_existing)
+
+    def _update_needs_response(self, m: Message) -> None:
+        if m.role == "assistant":
+            self.needs_response = bool(m.tool_calls)
+        elif m.role in ("user", "tool"):
+            self.needs_response = True
+
+    def add_message(self, message: Message, *, source: str | None = None) -> None:
+        """One insert event at the ``messages`` anchor; updates ``needs_response``."""
+        m = _as_message(message)
+        if source is not None and not isinstance(source, str):
+            raise TypeError("source must be a str")
+        event = self._core.append(m, "messages", source)
+        self._update_needs_response(m)
+        self._publish(event)
+
+    def add_messages(self, messages: Iterable[Message]) -> None:
+        """One event per message; the same result as a loop of ``add_message``."""
+        batch = [_as_message(m) for m in messages]
+        events = self._core.extend(batch, "messages")
+        for m, e in zip(batch, events):
+            self._update_needs_response(m)
+            self._publish(e)
+
+    def log_event(self, type: str, data: Mapping[str, Any] | None = None) -> None:
+        """A bookkeeping event. A surface type is refused and an unknown type dropped, each
+        with a warning on the ``ctxfold`` logger: never an exception, never a lost run."""
+        name = getattr(type, "value", type)
+        if name in SURFACE_TYPES or name == "materialize":
+            logger.warning("ctxfold: log_event refused surface type %r; use add_message", name)
+            return
+        if name not in BOOKKEEPING_TYPES:
+            logger.warning("ctxfold: log_event dropped unknown event type %r", name)
+            return
+        payload = json_clean(dict(data or {})) if isinstance(data, Mapping) or data is None else None
+        if not isinstance(payload, dict):
+            logger.warning("ctxfold: log_event dropped %r: data must be a mapping", name)
+            return
+        self._publish(self._core.log_event(name, payload))
+
+    def replace_message(self, index: int, message: Message) -> None:
+        self.replace_message_range(index, index, message)
+
+    def replace_message_range(self, first: int, last: int, message: Message) -> None:
+        """Non-destructive compaction: ``first..last`` (inclusive) shown as one message."""
+        for v in (first, last):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError("replace indices must be ints")
+        if first < 0 or last < 0:
+            raise ValueError(f"negative index in replace range {first}..{last}")
+        if first > last:
+            raise ValueError(f"replace range {first}..{last} is descending")
+        event = self._core.replace_range(first, last, _as_message(message))
+        if event is None:
+            logger.warning(
+                "ctxfold: replace range %d..%d is outside the %d-message transcript; nothing replaced",
+                first, last, len(self._core),
+            )
+            return
+        self._publish(event)
+
+    def patch_dangling_tool_calls(self) -> None:
+        for e in self._core.patch_dangling_tool_calls():
+            self._publish(e)
+
+    def put_system_prompt_overlay(self, text: str | None) -> None:
+        if text is not None and not isinstance(text, str):
+            raise TypeError("the overlay must be a str or None")
+        self._core.set_overlay(text)
+
+    def materialize(self, outputs: Mapping[str, str]) -> None:
+        """Bind hook outputs; messages carrying those hooks resolve on every read."""
+        event = self._core.materialize(dict(outputs))
+        if event is not None:
+            self._publish(event)
+
+    # ---- runtime fields ----------------------------------------------------------------
+
+    def add_tool_call(self, call: Any) -> None:
+        with self._lock:
+            self.tool_calls.append(call)
+
+    def add_usage(self, usage: Usage | Mapping[str, int]) -> None:
+        u = usage if isinstance(usage, Usage) else Usage.from_mapping(usage)
+        with self._lock:
+            self.usage = self.usage + u
+
+    def merge_deps(self, deps: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.deps = {**(self.deps or {}), **deps}
+
+    def increment_iteration(self) -> None:
+        with self._lock:
+            self.iteration += 1
+
+    def set_needs_response(self, value: bool) -> None:
+        if not isinstance(value, bool):
+            raise TypeError("needs_response must be a bool")
+        self.needs_response = value
+
+    def to_run_context(self, sandbox: SandboxPolicy | None = None) -> RunContext:
+        return RunContext(dict(self.deps), sandbox=sandbox)
+
+    # ---- forks and windows -------------------------------------------------------------
+
+    def fork_insert_sequence(
+        self,
+        system_prompt_message: SystemPromptMessage | None = None,
+        tool_definitions_message: ToolDefinitionsMessage | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> Context:
+        core = self._core.fork_insert_sequence(system_prompt_message, tool_definitions_message, start, end)
+        return self._child(core)
+
+    def rolling_sequence_window(self, count: int) -> Context | None:
+        core = self._core.rolling_sequence_window(count)
+        return None if core is None else self._child(core)
+
+    def rolling_token_window(self, max_tokens: int, encoding: str = "cl100k_base") -> Context | None:
+        core = self._core.rolling_token_window(max_tokens, encoding)
+        return None if core is None else self._child(core)
+
+    def strip_thinking(self) -> Context:
+        return self._child(self._core.strip_thinking())
+
+    # ---- persistence -------------------------------------------------------------------
+
+    def _runtime(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "system_prompt": self.system_prompt,
+                "deps": redact_deps(self.deps or {}),
+                "usage": self.usage.to_dict(),
+                "tool_calls": json_clean(list(self.tool_calls)),
+                "needs_response": bool(self.needs_response),
+                "iteration": self.iteration,
+                "max_iterations": self.max_iterations,
+                "started_at": None if self.started_at is None else _iso(self.started_at),
+                "agent_name": self.agent_name,
+            }
+
+    def serialize(self) -> dict[str, Any]:
+        """The version 2 document (JSON-encodable). Never callables, never the overlay."""
+        return self._core.serialize(self._runtime())
+
+    @classmethod
+    def _from_loaded(cls, core: ContextCore, rt: dict[str, Any], needs_response_default: bool) -> Context:
+        ctx = cls(_core_ctx=core)
+        _apply_runtime(ctx, rt, needs_response_default)
+        return ctx
+
+    @classmethod
+    def deserialize(cls, data: Mapping[str, Any]) -> Context:
+        core, rt, _ = ContextCore.load_dict(data, True)
+        return cls._from_loaded(core, rt, False)
+
+    @classmethod
+    def load_from_dict(cls, data: Mapping[str, Any]) -> Context:
+        core, rt, versioned = ContextCore.load_dict(data, False)
+        return cls._from_loaded(core, rt, not versioned)
+
+    def save(self, session_dir: str | os.PathLike[str]) -> str:
+        """Write ``<YYYYMMDD>-<id>.json`` into the folder atomically; return its path."""
+        return os.fspath(self._core.save(os.fspath(session_dir), self._runtime()))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Context:
+        core, rt, versioned = ContextCore.load_file(os.fspath(path))
+        return cls._from_loaded(core, rt, not versioned)
+
+    def __repr__(self) -> str:
+        return f"Context(id={self.id!r}, messages={len(self)}, events={self.next_seq})"
+
+
+def _iso(t: datetime) -> str:
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _parse_time(s: str, where: str) -> datetime:
+    try:
+        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise DecodeError(f"{where}: unparsable time {s!r}") from e
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def _check(v: Any, types: type | tuple[type, ...], where: str) -> Any:
+    if isinstance(v, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+        raise DecodeError(f"{where}: expected {types}, got bool")
+    if not isinstance(v, types):
+        raise DecodeError(f"{where}: wrong type {type(v).__name__}")
+    return v
+
+
+def _apply_runtime(ctx: Context, rt: dict[str, Any], needs_response_default: bool) -> None:
+    """Runtime fields from a document: missing ones take their defaults, wrong types are a
+    ``DecodeError``."""
+    if rt.get("system_prompt") is not None:
+        ctx.system_prompt = _check(rt["system_prompt"], str, "system_prompt")
+    if rt.get("deps") is not None:
+        ctx.deps = dict(_check(rt["deps"], dict, "deps"))
+    if rt.get("usage") is not None:
+        try:
+            ctx.usage = Usage.from_mapping(_check(rt["usage"], dict, "usage"))
+        except TypeError as e:
+            raise DecodeError(f"usage: {e}") from None
+    if rt.get("tool_calls") is not None:
+        ctx.tool_calls = list(_check(rt["tool_calls"], list, "tool_calls"))
+    nr = rt.get("needs_response")
+    ctx.needs_response = needs_response_default if nr is None else _check(nr, bool, "needs_response")
+    for key, default in (("iteration", 0), ("max_iterations", 10)):
+        v = rt.get(key)
+        setattr(ctx, key, default if v is None else _check(v, int, key))
+    sa = rt.get("started_at")
+    ctx.started_at = None if sa is None else _parse_time(_check(sa, str, "started_at"), "started_at")
+    if rt.get("agent_name") is not None:
+        ctx.agent_name = _check(rt["agent_name"], str, "agent_name")
+
+
+_core_version = _core.__version__

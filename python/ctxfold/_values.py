@@ -1,0 +1,68 @@
+"""Small runtime values that are naturally Python: usage counters, the run context for tools."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+__all__ = ["Usage", "RunContext", "SandboxPolicy", "SANDBOX_MODES"]
+
+SANDBOX_MODES = ("read_only", "workspace_write", "full_access")
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token and request counters. ``+`` adds field-wise; ``total_tokens`` is never recomputed."""
+
+    requests: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: object) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    @classmethod
+    def from_mapping(cls, m: Mapping[str, Any]) -> Usage:
+        """Missing keys count 0; unknown keys are ignored."""
+        values = {}
+        for f in fields(cls):
+            v = m.get(f.name, 0)
+            if v is None:
+                v = 0
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"usage field {f.name} must be an int, got {type(v).__name__}")
+            values[f.name] = v
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How much a tool may touch: ``read_only``, ``workspace_write`` or ``full_access``."""
+
+    mode: str
+
+    def __post_init__(self) -> None:
+        if self.mode not in SANDBOX_MODES:
+            raise ValueError(f"invalid sandbox mode {self.mode!r}: expected one of {', '.join(SANDBOX_MODES)}")
+
+
+@dataclass
+class RunContext:
+    """What a tool sees of a run: the dependencies and the sandbox policy."""
+
+    deps: dict[str, Any] = field(default_factory=dict)
+    sandbox: SandboxPolicy | None = None
+
+    def __init__(self, deps: Mapping[str, Any] | None = None, *, sandbox: SandboxPolicy | None = None) -> None:
+        self.deps = dict(deps or {})
+        self.sandbox = sandbox

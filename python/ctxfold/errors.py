@@ -1,0 +1,20 @@
+"""ctxfold's exceptions. The Rust binding raises these (it imports them from here)."""
+
+from __future__ import annotations
+
+__all__ = ["ContextError", "DecodeError", "UnknownAnchorError"]
+
+
+class ContextError(Exception):
+    """Base class of every ctxfold error."""
+
+
+class DecodeError(ContextError, ValueError):
+    """Input that cannot be read into a context; the message says where."""
+
+
+class UnknownAnchorError(ContextError, KeyError):
+    """An anchor name the context does not have."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""

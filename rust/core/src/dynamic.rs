@@ -1,0 +1,245 @@
+//! Dynamic messages: hook outputs stored in the content map by sha256, bound to hooks, and
+//! resolved into the messages that carry those hooks whenever `messages` is read. Also the
+//! system-prompt overlay, which is applied on read in the same way and never logged.
+
+use crate::context::{Context, MessageHandle};
+use crate::error::{Error, Result};
+use crate::message::{part_type, text_part, Content, Kind, Message, Part, Role};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+pub fn sha256_hex(s: &str) -> String {
+    let d = Sha256::digest(s.as_bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The id of a hook: sha256 hex of its name.
+pub fn hook_id(name: &str) -> String {
+    sha256_hex(name)
+}
+
+pub const TOOL_LIST: &str = "tool_list";
+pub const TOOL_FILTER: &str = "tool_filter";
+
+/// Tool definitions from a `tool_list` output: a JSON list of `{name, description, parameters}`.
+fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Error::Value(format!("tool_list output is not JSON: {e}")))?;
+    let arr = v.as_array().ok_or_else(|| Error::Value("tool_list output must be a JSON list".into()))?;
+    let mut out = Vec::with_capacity(arr.len());
+    for (i, t) in arr.iter().enumerate() {
+        let o = t
+            .as_object()
+            .ok_or_else(|| Error::Value(format!("tool_list[{i}] must be an object")))?;
+        if !matches!(o.get("name"), Some(Value::String(_))) {
+            return Err(Error::Value(format!("tool_list[{i}] needs a string name")));
+        }
+        let mut p = Map::new();
+        p.insert("type".into(), Value::String("tool".into()));
+        p.insert("name".into(), o["name"].clone());
+        p.insert("description".into(), o.get("description").cloned().unwrap_or(Value::Null));
+        p.insert("parameters".into(), o.get("parameters").cloned().unwrap_or(Value::Null));
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// Regexes from a `tool_filter` output: a JSON list of patterns, each matched in full.
+fn parse_tool_filter(text: &str) -> Result<Vec<regex::Regex>> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Error::Value(format!("tool_filter output is not JSON: {e}")))?;
+    let arr = v.as_array().ok_or_else(|| Error::Value("tool_filter output must be a JSON list".into()))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let s = p
+                .as_str()
+                .ok_or_else(|| Error::Value(format!("tool_filter[{i}] must be a string")))?;
+            regex::Regex::new(&format!("^(?:{s})$"))
+                .map_err(|e| Error::Value(format!("tool_filter[{i}] is not a valid regex: {e}")))
+        })
+        .collect()
+}
+
+impl<H: MessageHandle> Context<H> {
+    /// Bind hook outputs. Every output is checked before anything changes.
+    /// Returns the seq of the one `materialize` event, or `None` for no outputs.
+    pub fn materialize(&mut self, outputs: &[(String, String)]) -> Result<Option<u64>> {
+        if outputs.is_empty() {
+            return Ok(None);
+        }
+        for (name, text) in outputs {
+            match name.as_str() {
+                TOOL_LIST => drop(parse_tool_list(text)?),
+                TOOL_FILTER => drop(parse_tool_filter(text)?),
+                _ => {}
+            }
+        }
+        let mut bound = Map::new();
+        for (name, text) in outputs {
+            let hash = sha256_hex(text);
+            self.content_map.insert(hash.clone(), text.clone());
+            self.bindings.insert(hook_id(name), hash.clone());
+            bound.insert(name.clone(), Value::String(hash));
+        }
+        let mut data = Map::new();
+        data.insert("bindings".into(), Value::Object(bound));
+        let seq = self.push_materialize(data).seq;
+        self.forget_derived();
+        Ok(Some(seq))
+    }
+
+    pub(crate) fn forget_derived(&mut self) {
+        self.resolved.clear();
+        self.shown_head = None;
+        self.transcript.forget_sums();
+    }
+
+    fn bound_text(&self, hook: &str) -> Option<&str> {
+        self.bindings.get(hook).and_then(|h| self.content_map.get(h)).map(String::as_str)
+    }
+
+    /// The message as shown: with its hooks resolved. Derived messages are cached until the
+    /// bindings change.
+    pub(crate) fn resolved(&mut self, seq: u32) -> H {
+        let h = self.handle(seq);
+        if h.message().hook_ids.is_empty() {
+            return h.clone();
+        }
+        if let Some(r) = self.resolved.get(&seq) {
+            return r.clone();
+        }
+        let r = match self.resolve(h.message()) {
+            Some(m) => H::wrap(m),
+            None => h.clone(),
+        };
+        self.resolved.insert(seq, r.clone());
+        r
+    }
+
+    /// `None` when nothing bound changes the message.
+    fn resolve(&self, m: &Message) -> Option<Message> {
+        if m.kind == Kind::ToolDefinitions {
+            let list = parse_tool_list(self.bound_text(&hook_id(TOOL_LIST))?).ok()?;
+            let filter = match self.bound_text(&hook_id(TOOL_FILTER)) {
+                Some(t) => parse_tool_filter(t).ok()?,
+                None => Vec::new(),
+            };
+            let parts: Vec<Part> = list
+                .into_iter()
+                .filter(|p| {
+                    let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+                    filter.is_empty() || filter.iter().any(|r| r.is_match(name))
+                })
+                .collect();
+            let mut out = m.clone();
+            out.content = Content::Parts(parts);
+            return Some(out);
+        }
+        let hooks: Vec<&str> = m.hook_ids.iter().filter_map(|h| self.bound_text(h)).collect();
+        if hooks.is_empty() {
+            return None;
+        }
+        let own = m.text();
+        let mut pieces: Vec<&str> = Vec::with_capacity(hooks.len() + 1);
+        if !own.is_empty() {
+            pieces.push(&own);
+        }
+        pieces.extend(hooks);
+        let text = pieces.join("\n\n");
+        let mut out = m.clone();
+        out.content = match &m.content {
+            Content::None | Content::Text(_) => Content::Text(text),
+            Content::Parts(parts) => {
+                let first_text = parts.iter().position(|p| part_type(p) == Some("text"));
+                let mut merged: Vec<Part> =
+                    parts.iter().filter(|p| part_type(p) != Some("text")).cloned().collect();
+                let at = match first_text {
+                    Some(i) => parts[..i].iter().filter(|p| part_type(p) != Some("text")).count(),
+                    None => merged.len(),
+                };
+                merged.insert(at, text_part(&text));
+                Content::Parts(merged)
+            }
+        };
+        Some(out)
+    }
+
+    /// The leading message as shown when an overlay is set: the leading system message with
+    /// the overlay appended, or a new system message. `None` without an overlay.
+    pub(crate) fn overlay_head(&mut self) -> Option<(bool, H)> {
+        let overlay = self.overlay.clone()?;
+        let head_seq = self.transcript.get(0);
+        let key = head_seq.unwrap_or(u32::MAX);
+        let head = head_seq.map(|s| self.resolved(s));
+        let replaces_head = head.as_ref().is_some_and(|h| h.message().role == Role::System);
+        if let Some((k, h)) = &self.shown_head {
+            if *k == key {
+                return Some((replaces_head, h.clone()));
+            }
+        }
+        let m = match &head {
+            Some(h) if replaces_head => {
+                let mut m = h.message().clone();
+                m.content = match &m.content {
+                    Content::None => Content::Text(format!("\n\n{overlay}")),
+                    Content::Text(t) => Content::Text(format!("{t}\n\n{overlay}")),
+                    Content::Parts(parts) => {
+                        let mut parts = parts.clone();
+                        match parts.iter().rposition(|p| part_type(p) == Some("text")) {
+                            Some(i) => {
+                                let old = parts[i].get("text").and_then(Value::as_str).unwrap_or("").to_string();
+                                parts[i].insert("text".into(), Value::String(format!("{old}\n\n{overlay}")));
+                            }
+                            None => parts.push(text_part(&overlay)),
+                        }
+                        Content::Parts(parts)
+                    }
+                };
+                m
+            }
+            _ => {
+                let mut m = Message::new(Role::System, Content::Text(overlay));
+                m.created_at = head.as_ref().map_or(self.created_at, |h| h.message().created_at);
+                // A stable id for as long as the head stays the same.
+                m.id = format!("overlay-{}", self.id);
+                m
+            }
+        };
+        let h = H::wrap(m);
+        self.shown_head = Some((key, h.clone()));
+        Some((replaces_head, h))
+    }
+
+    /// `messages`: the fold with dynamic messages resolved and the overlay applied.
+    pub fn messages(&mut self) -> Vec<H> {
+        let mut out = Vec::with_capacity(self.len() + 1);
+        let head = self.overlay_head();
+        let skip = match &head {
+            Some((replaces, h)) => {
+                out.push(h.clone());
+                usize::from(*replaces)
+            }
+            None => 0,
+        };
+        let seqs: Vec<u32> = self.transcript.iter().skip(skip).collect();
+        for s in seqs {
+            out.push(self.resolved(s));
+        }
+        out
+    }
+
+    pub fn shown_len(&mut self) -> usize {
+        match self.overlay_head() {
+            Some((false, _)) => self.len() + 1,
+            _ => self.len(),
+        }
+    }
+
+    pub fn last_shown(&mut self) -> Option<H> {
+        match self.transcript.get(self.len().wrapping_sub(1)) {
+            Some(s) if self.len() > 1 || self.overlay.is_none() => Some(self.resolved(s)),
+            _ => self.messages().pop(),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Events: one durable fact each. Surface events insert or replace a message in the fold;
+//! bookkeeping events project to nothing.
+
+use crate::error::{Error, Result};
+use crate::message::Role;
+use crate::time::Micros;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    SystemMessage,
+    UserMessage,
+    AssistantMessage,
+    ToolResult,
+    ToolCall,
+    TurnStart,
+    TurnEnd,
+    StepStart,
+    StepEnd,
+    RequestHeader,
+    Materialize,
+}
+
+pub const EVENT_TYPES: [EventType; 11] = [
+    EventType::SystemMessage,
+    EventType::UserMessage,
+    EventType::AssistantMessage,
+    EventType::ToolResult,
+    EventType::ToolCall,
+    EventType::TurnStart,
+    EventType::TurnEnd,
+    EventType::StepStart,
+    EventType::StepEnd,
+    EventType::RequestHeader,
+    EventType::Materialize,
+];
+
+impl EventType {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventType::SystemMessage => "system_message",
+            EventType::UserMessage => "user_message",
+            EventType::AssistantMessage => "assistant_message",
+            EventType::ToolResult => "tool_result",
+            EventType::ToolCall => "tool_call",
+            EventType::TurnStart => "turn_start",
+            EventType::TurnEnd => "turn_end",
+            EventType::StepStart => "step_start",
+            EventType::StepEnd => "step_end",
+            EventType::RequestHeader => "request_header",
+            EventType::Materialize => "materialize",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EventType> {
+        EVENT_TYPES.iter().copied().find(|t| t.name() == s)
+    }
+
+    pub fn is_surface(self) -> bool {
+        matches!(
+            self,
+            EventType::SystemMessage
+                | EventType::UserMessage
+                | EventType::AssistantMessage
+                | EventType::ToolResult
+        )
+    }
+
+    /// Types a caller may write with `log_event`.
+    pub fn is_bookkeeping(self) -> bool {
+        !self.is_surface() && self != EventType::Materialize
+    }
+
+    pub fn for_role(role: Role) -> EventType {
+        match role {
+            Role::System | Role::Developer => EventType::SystemMessage,
+            Role::User => EventType::UserMessage,
+            Role::Assistant => EventType::AssistantMessage,
+            Role::Tool => EventType::ToolResult,
+        }
+    }
+}
+
+/// Where a surface event puts its message in the transcript (positions at the time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Insert(usize),
+    Replace(usize, usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Event<H> {
+    pub seq: u64,
+    pub kind: EventType,
+    pub time: Micros,
+    /// Bookkeeping payload, or for a surface event its extra keys (`source`).
+    pub data: Map<String, Value>,
+    /// The message and where it goes, for surface events only.
+    pub surface: Option<(Op, H)>,
+}
+
+impl Op {
+    pub fn write(self, data: &mut Map<String, Value>) {
+        match self {
+            Op::Insert(p) => {
+                data.insert("op".into(), Value::String("insert".into()));
+                data.insert("position".into(), Value::from(p as u64));
+            }
+            Op::Replace(a, b) => {
+                data.insert("op".into(), Value::String("replace".into()));
+                data.insert("first".into(), Value::from(a as u64));
+                data.insert("last".into(), Value::from(b as u64));
+            }
+        }
+    }
+
+    pub fn read(data: &Map<String, Value>) -> Result<Op> {
+        let idx = |k: &str| -> Result<usize> {
+            data.get(k)
+                .and_then(Value::as_u64)
+                .map(|v| v as usize)
+                .ok_or_else(|| Error::Decode(format!("{k} must be a non-negative integer")))
+        };
+        match data.get("op").and_then(Value::as_str) {
+            Some("insert") => Ok(Op::Insert(idx("position")?)),
+            Some("replace") => {
+                let (a, b) = (idx("first")?, idx("last")?);
+                if a > b {
+                    return Err(Error::Decode(format!("replace range {a}..{b} is descending")));
+                }
+                Ok(Op::Replace(a, b))
+            }
+            _ => Err(Error::Decode("op must be \"insert\" or \"replace\"".into())),
+        }
+    }
+}

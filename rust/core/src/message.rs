@@ -1,0 +1,418 @@
+//! Messages and their parts: immutable values, compared by value.
+//!
+//! A part is kept as the JSON object it was given (every key, in order), because providers
+//! reject reasoning that comes back altered: nothing here normalizes a part.
+
+use crate::error::{Error, Result};
+use crate::time::{self, Micros};
+use crate::tokens::TokenCache;
+use serde_json::{Map, Value};
+
+pub type Part = Map<String, Value>;
+
+/// Part types that carry media: they add a flat 85 tokens and no text.
+pub const MEDIA_TYPES: [&str; 5] = ["image", "audio", "video", "file", "pdf"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    System,
+    Developer,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Result<Role> {
+        Ok(match s {
+            "system" => Role::System,
+            "developer" => Role::Developer,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => {
+                return Err(Error::Value(format!(
+                    "invalid role {s:?}: expected one of system, developer, user, assistant, tool"
+                )))
+            }
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// Which class a message is: the two special kinds are treated specially by a context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Plain,
+    SystemPrompt,
+    ToolDefinitions,
+}
+
+impl Kind {
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Kind::Plain => "Message",
+            Kind::SystemPrompt => "SystemPromptMessage",
+            Kind::ToolDefinitions => "ToolDefinitionsMessage",
+        }
+    }
+
+    /// Any unknown class name reads as a plain message (as the Python seed's registry did).
+    pub fn from_type_name(s: &str) -> Kind {
+        match s {
+            "SystemPromptMessage" => Kind::SystemPrompt,
+            "ToolDefinitionsMessage" => Kind::ToolDefinitions,
+            _ => Kind::Plain,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    None,
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug)]
+pub struct Message {
+    pub role: Role,
+    pub content: Content,
+    pub name: Option<String>,
+    pub tool_calls: Vec<Map<String, Value>>,
+    pub tool_call_id: Option<String>,
+    pub metadata: Map<String, Value>,
+    pub created_at: Micros,
+    pub id: String,
+    pub hook_ids: Vec<String>,
+    pub kind: Kind,
+    /// Token counts per encoding, filled on first use. Not part of the value.
+    pub(crate) tokens: TokenCache,
+}
+
+impl PartialEq for Message {
+    fn eq(&self, o: &Self) -> bool {
+        self.role == o.role
+            && self.content == o.content
+            && self.name == o.name
+            && self.tool_calls == o.tool_calls
+            && self.tool_call_id == o.tool_call_id
+            && self.metadata == o.metadata
+            && self.created_at == o.created_at
+            && self.id == o.id
+            && self.hook_ids == o.hook_ids
+            && self.kind == o.kind
+    }
+}
+
+impl Clone for Message {
+    /// A clone is usually about to be changed, so it starts with an empty token cache.
+    fn clone(&self) -> Self {
+        Message {
+            role: self.role,
+            content: self.content.clone(),
+            name: self.name.clone(),
+            tool_calls: self.tool_calls.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            metadata: self.metadata.clone(),
+            created_at: self.created_at,
+            id: self.id.clone(),
+            hook_ids: self.hook_ids.clone(),
+            kind: self.kind,
+            tokens: TokenCache::default(),
+        }
+    }
+}
+
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+impl Message {
+    /// A message with defaults for everything but role and content.
+    pub fn new(role: Role, content: Content) -> Message {
+        Message {
+            role,
+            content,
+            name: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            metadata: Map::new(),
+            created_at: time::now(),
+            id: new_id(),
+            hook_ids: Vec::new(),
+            kind: Kind::Plain,
+            tokens: TokenCache::default(),
+        }
+    }
+
+    pub fn text_message(role: Role, text: &str) -> Message {
+        Message::new(role, Content::Text(text.to_string()))
+    }
+
+    /// Check what the constructor cannot express in types.
+    pub fn validate(&self) -> Result<()> {
+        for (i, call) in self.tool_calls.iter().enumerate() {
+            validate_tool_call(call).map_err(|e| match e {
+                Error::Value(m) => Error::Value(format!("tool_calls[{i}]: {m}")),
+                other => other,
+            })?;
+        }
+        if let Content::Parts(parts) = &self.content {
+            for (i, p) in parts.iter().enumerate() {
+                if !matches!(p.get("type"), Some(Value::String(_))) {
+                    return Err(Error::Value(format!(
+                        "content[{i}]: a part needs a string \"type\""
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Content as parts: a str becomes one text part, `None` none.
+    pub fn parts(&self) -> Vec<Part> {
+        match &self.content {
+            Content::None => Vec::new(),
+            Content::Text(t) => vec![text_part(t)],
+            Content::Parts(p) => p.clone(),
+        }
+    }
+
+    /// The text parts joined with no separator.
+    pub fn text(&self) -> String {
+        match &self.content {
+            Content::None => String::new(),
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .filter(|p| part_type(p) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect(),
+        }
+    }
+
+    /// A tool result: role `tool`, or parts that include a `tool_result`.
+    pub fn is_tool_result(&self) -> bool {
+        self.role == Role::Tool
+            || matches!(&self.content, Content::Parts(p) if p.iter().any(|p| part_type(p) == Some("tool_result")))
+    }
+
+    /// Every call this message makes: `tool_calls` entries, then `tool_use` parts, as (id, name).
+    pub fn calls(&self) -> Vec<(String, Option<String>)> {
+        let mut out = Vec::new();
+        for c in &self.tool_calls {
+            if let Some(id) = c.get("id").and_then(Value::as_str) {
+                out.push((id.to_string(), c.get("name").and_then(Value::as_str).map(str::to_string)));
+            }
+        }
+        if let Content::Parts(parts) = &self.content {
+            for p in parts.iter().filter(|p| part_type(p) == Some("tool_use")) {
+                if let Some(id) = p.get("call_id").and_then(Value::as_str) {
+                    out.push((id.to_string(), p.get("name").and_then(Value::as_str).map(str::to_string)));
+                }
+            }
+        }
+        out
+    }
+
+    /// Every call id this message answers: its `tool_call_id` (role tool) and `tool_result` parts.
+    pub fn answers(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.role == Role::Tool {
+            if let Some(id) = &self.tool_call_id {
+                out.push(id.clone());
+            }
+        }
+        if let Content::Parts(parts) = &self.content {
+            for p in parts.iter().filter(|p| part_type(p) == Some("tool_result")) {
+                if let Some(id) = p.get("call_id").and_then(Value::as_str) {
+                    out.push(id.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The message as the JSON object `to_dict` writes.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("id".into(), Value::String(self.id.clone()));
+        m.insert("role".into(), Value::String(self.role.as_str().into()));
+        m.insert(
+            "content".into(),
+            match &self.content {
+                Content::None => Value::Null,
+                Content::Text(t) => Value::String(t.clone()),
+                Content::Parts(p) => Value::Array(p.iter().cloned().map(Value::Object).collect()),
+            },
+        );
+        m.insert("name".into(), opt_str(&self.name));
+        m.insert(
+            "tool_calls".into(),
+            Value::Array(self.tool_calls.iter().cloned().map(Value::Object).collect()),
+        );
+        m.insert("tool_call_id".into(), opt_str(&self.tool_call_id));
+        m.insert("metadata".into(), Value::Object(self.metadata.clone()));
+        m.insert("created_at".into(), Value::String(time::to_iso(self.created_at)));
+        m.insert(
+            "hook_ids".into(),
+            Value::Array(self.hook_ids.iter().cloned().map(Value::String).collect()),
+        );
+        m.insert("_type".into(), Value::String(self.kind.type_name().into()));
+        m
+    }
+
+    /// Read what `to_json` writes, or any subset of it (`role` required, the rest defaulted).
+    /// Errors are `Value`/`Type` errors; decoders turn them into located `Decode` errors.
+    pub fn from_json(v: &Value) -> Result<Message> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| Error::Type("a message must be an object".into()))?;
+        let role = match obj.get("role") {
+            Some(Value::String(s)) => Role::parse(s)?,
+            Some(_) => return Err(Error::Type("role must be a string".into())),
+            None => return Err(Error::Value("a message needs a role".into())),
+        };
+        let content = content_from_json(obj.get("content").unwrap_or(&Value::Null))
+            .map_err(|e| prefix(e, "content"))?;
+        let mut m = Message::new(role, content);
+        m.name = opt_string(obj.get("name"), "name")?;
+        m.tool_call_id = opt_string(obj.get("tool_call_id"), "tool_call_id")?;
+        match obj.get("tool_calls") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(a)) => {
+                for (i, c) in a.iter().enumerate() {
+                    match c {
+                        Value::Object(o) => m.tool_calls.push(o.clone()),
+                        _ => return Err(Error::Type(format!("tool_calls[{i}] must be an object"))),
+                    }
+                }
+            }
+            Some(_) => return Err(Error::Type("tool_calls must be a list".into())),
+        }
+        match obj.get("metadata") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(o)) => m.metadata = o.clone(),
+            Some(_) => return Err(Error::Type("metadata must be an object".into())),
+        }
+        match obj.get("created_at") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => m.created_at = time::parse_iso(s).map_err(|e| prefix(e, "created_at"))?,
+            Some(_) => return Err(Error::Type("created_at must be an ISO-8601 string".into())),
+        }
+        match obj.get("id") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => m.id = s.clone(),
+            Some(_) => return Err(Error::Type("id must be a string".into())),
+        }
+        match obj.get("hook_ids") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(a)) => {
+                for h in a {
+                    match h {
+                        Value::String(s) => m.hook_ids.push(s.clone()),
+                        _ => return Err(Error::Type("hook_ids must be strings".into())),
+                    }
+                }
+            }
+            Some(_) => return Err(Error::Type("hook_ids must be a list".into())),
+        }
+        match obj.get("_type") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => m.kind = Kind::from_type_name(s),
+            Some(_) => return Err(Error::Type("_type must be a string".into())),
+        }
+        m.validate()?;
+        Ok(m)
+    }
+}
+
+fn prefix(e: Error, place: &str) -> Error {
+    match e {
+        Error::Value(m) => Error::Value(format!("{place}: {m}")),
+        Error::Type(m) => Error::Type(format!("{place}: {m}")),
+        Error::Decode(m) => Error::Decode(format!("{place}: {m}")),
+        other => other,
+    }
+}
+
+fn opt_str(s: &Option<String>) -> Value {
+    match s {
+        Some(s) => Value::String(s.clone()),
+        None => Value::Null,
+    }
+}
+
+fn opt_string(v: Option<&Value>, what: &str) -> Result<Option<String>> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Error::Type(format!("{what} must be a string or null"))),
+    }
+}
+
+pub fn content_from_json(v: &Value) -> Result<Content> {
+    match v {
+        Value::Null => Ok(Content::None),
+        Value::String(s) => Ok(Content::Text(s.clone())),
+        Value::Array(a) => {
+            let mut parts = Vec::with_capacity(a.len());
+            for (i, p) in a.iter().enumerate() {
+                match p {
+                    Value::Object(o) if matches!(o.get("type"), Some(Value::String(_))) => {
+                        parts.push(o.clone())
+                    }
+                    _ => {
+                        return Err(Error::Value(format!(
+                            "[{i}] must be a part object with a string \"type\""
+                        )))
+                    }
+                }
+            }
+            Ok(Content::Parts(parts))
+        }
+        _ => Err(Error::Type("content must be a string, a list of parts or null".into())),
+    }
+}
+
+pub fn validate_tool_call(call: &Map<String, Value>) -> Result<()> {
+    for key in ["id", "name"] {
+        match call.get(key) {
+            Some(Value::String(_)) => {}
+            Some(_) => return Err(Error::Value(format!("a tool call's {key} must be a string"))),
+            None => return Err(Error::Value(format!("a tool call needs {key:?}"))),
+        }
+    }
+    match call.get("arguments") {
+        None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Object(_)) => Ok(()),
+        Some(_) => Err(Error::Value(
+            "a tool call's arguments must be a dict or a JSON string".into(),
+        )),
+    }
+}
+
+pub fn part_type(p: &Part) -> Option<&str> {
+    p.get("type").and_then(Value::as_str)
+}
+
+pub fn text_part(t: &str) -> Part {
+    let mut p = Map::new();
+    p.insert("type".into(), Value::String("text".into()));
+    p.insert("text".into(), Value::String(t.into()));
+    p
+}
+
+/// Compact JSON as Python's `json.dumps(v, ensure_ascii=False, separators=(",", ":"))`.
+pub fn compact_json(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}

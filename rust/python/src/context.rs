@@ -1,0 +1,390 @@
+//! `Event` and `ContextCore`: the log, fold, anchors, tokens, windows and codec of one
+//! context, behind one mutex. The Python `Context` adds the runtime fields around it.
+
+use crate::convert::{self, datetime, map_to_py, micros, to_map};
+use crate::errors::IntoPyResult;
+use crate::message::{Handle, PyMessage};
+use ctxfold_core::tokens::Encoding;
+use ctxfold_core::{Context, Event, EventType, MessageHandle, Op};
+use pyo3::basic::CompareOp;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+
+type Core = Context<Handle>;
+
+/// One durable fact of a context's log. Immutable; compared by value.
+#[pyclass(name = "Event", module = "ctxfold", frozen)]
+pub struct PyEvent {
+    seq: u64,
+    kind: EventType,
+    time: i64,
+    extra: Map<String, Value>,
+    surface: Option<(Op, Handle)>,
+}
+
+impl PyEvent {
+    fn of(e: &Event<Handle>) -> PyEvent {
+        PyEvent { seq: e.seq, kind: e.kind, time: e.time, extra: e.data.clone(), surface: e.surface.clone() }
+    }
+    fn data_value(&self) -> Map<String, Value> {
+        let mut d = Map::new();
+        if let Some((op, h)) = &self.surface {
+            op.write(&mut d);
+            d.insert("message".into(), Value::Object(h.message().to_json()));
+        }
+        for (k, v) in &self.extra {
+            d.insert(k.clone(), v.clone());
+        }
+        d
+    }
+}
+
+#[pymethods]
+impl PyEvent {
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    #[getter(r#type)]
+    fn type_(&self) -> &'static str {
+        self.kind.name()
+    }
+    #[getter]
+    fn time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
+        datetime(py, self.time)
+    }
+    #[getter]
+    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        map_to_py(py, &self.data_value())
+    }
+    /// The message of a surface event, else `None`.
+    #[getter]
+    fn message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
+        self.surface.as_ref().map(|(_, h)| h.to_py(py)).transpose()
+    }
+    fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
+        let Ok(o) = other.cast::<PyEvent>() else { return py.NotImplemented() };
+        let o = o.get();
+        let eq = self.seq == o.seq && self.kind == o.kind && self.time == o.time && self.data_value() == o.data_value();
+        let r = match op {
+            CompareOp::Eq => eq,
+            CompareOp::Ne => !eq,
+            _ => return py.NotImplemented(),
+        };
+        pyo3::types::PyBool::new(py, r).to_owned().into_any().unbind()
+    }
+    fn __hash__(&self) -> u64 {
+        self.seq ^ (self.time as u64)
+    }
+    fn __repr__(&self) -> String {
+        format!("Event(seq={}, type={:?}, time={:?})", self.seq, self.kind.name(), ctxfold_core::time::to_iso(self.time))
+    }
+}
+
+/// The Rust half of a `Context`. Not part of the public API.
+#[pyclass(name = "ContextCore", module = "ctxfold._core", frozen)]
+pub struct ContextCore {
+    inner: Mutex<Core>,
+}
+
+impl ContextCore {
+    fn wrap(c: Core) -> ContextCore {
+        ContextCore { inner: Mutex::new(c) }
+    }
+
+    /// Take the lock without ever waiting for it while attached: a thread that holds the lock
+    /// may need the interpreter, so waiting is done detached.
+    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Core> {
+        loop {
+            match self.inner.try_lock() {
+                Ok(g) => return g,
+                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => py.detach(|| drop(self.inner.lock())),
+            }
+        }
+    }
+}
+
+fn handles_to_list<'py>(py: Python<'py>, hs: &[Handle]) -> PyResult<Bound<'py, PyList>> {
+    let items = hs.iter().map(|h| h.to_py(py)).collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+fn enc(name: &str) -> PyResult<Encoding> {
+    Encoding::parse(name).py()
+}
+
+fn opt_handle(m: Option<&Bound<'_, PyMessage>>) -> Option<Handle> {
+    m.map(Handle::from_py)
+}
+
+#[pymethods]
+impl ContextCore {
+    #[new]
+    #[pyo3(signature = (id=None, created_at=None))]
+    fn py_new(id: Option<String>, created_at: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let t = match created_at {
+            Some(t) if !t.is_none() => micros(t)?,
+            _ => ctxfold_core::time::now(),
+        };
+        Ok(ContextCore::wrap(Context::new(id.unwrap_or_else(ctxfold_core::message::new_id), t)))
+    }
+
+    #[getter]
+    fn id(&self, py: Python<'_>) -> String {
+        self.lock(py).id.clone()
+    }
+    #[getter]
+    fn created_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
+        let t = self.lock(py).created_at;
+        datetime(py, t)
+    }
+    #[getter]
+    fn origin_context_id(&self, py: Python<'_>) -> Option<String> {
+        self.lock(py).origin_context_id.clone()
+    }
+    #[getter]
+    fn children(&self, py: Python<'_>) -> Vec<String> {
+        self.lock(py).children.clone()
+    }
+    #[getter]
+    fn next_seq(&self, py: Python<'_>) -> u64 {
+        self.lock(py).next_seq()
+    }
+
+    /// Take over another core's content map and bindings, and name it as origin.
+    fn inherit(&self, py: Python<'_>, parent: &ContextCore) {
+        let (id, map, bindings) = {
+            let p = parent.lock(py);
+            (p.id.clone(), p.content_map.clone(), p.bindings.clone())
+        };
+        let mut c = self.lock(py);
+        c.origin_context_id = Some(id);
+        c.content_map = map;
+        c.bindings = bindings;
+    }
+
+    #[pyo3(signature = (message, anchor_point="messages", source=None))]
+    fn append(&self, py: Python<'_>, message: &Bound<'_, PyMessage>, anchor_point: &str, source: Option<String>) -> PyResult<PyEvent> {
+        let h = Handle::from_py(message);
+        let mut c = self.lock(py);
+        c.append(h, anchor_point, source).map(PyEvent::of).py()
+    }
+
+    /// Append many at one anchor; one event each.
+    #[pyo3(signature = (messages, anchor_point="messages"))]
+    fn extend(&self, py: Python<'_>, messages: &Bound<'_, PyAny>, anchor_point: &str) -> PyResult<Vec<PyEvent>> {
+        let hs = messages
+            .try_iter()?
+            .map(|m| Ok(Handle::from_py(m?.cast::<PyMessage>().map_err(|_| pyo3::exceptions::PyTypeError::new_err("expected Message objects"))?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut c = self.lock(py);
+        c.anchors.position(anchor_point).py()?;
+        hs.into_iter().map(|h| c.append(h, anchor_point, None).map(PyEvent::of).py()).collect()
+    }
+
+    #[pyo3(signature = (name, msg_index, after_existing=true))]
+    fn add_anchor(&self, py: Python<'_>, name: &str, msg_index: i64, after_existing: bool) -> PyResult<()> {
+        let mut c = self.lock(py);
+        let len = c.len();
+        if msg_index < 0 {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!("anchor index {msg_index} is outside [0, {len}]")));
+        }
+        c.anchors.add(name, msg_index as usize, len, after_existing).py()
+    }
+
+    /// `None` when the range is outside the transcript.
+    fn replace_range(&self, py: Python<'_>, first: i64, last: i64, message: &Bound<'_, PyMessage>) -> PyResult<Option<PyEvent>> {
+        if first < 0 || last < 0 {
+            return Err(PyValueError::new_err(format!("negative index in replace range {first}..{last}")));
+        }
+        let h = Handle::from_py(message);
+        let mut c = self.lock(py);
+        c.replace_range(first as usize, last as usize, h).map(|e| e.map(PyEvent::of)).py()
+    }
+
+    fn log_event(&self, py: Python<'_>, kind: &str, data: &Bound<'_, PyDict>) -> PyResult<PyEvent> {
+        let t = EventType::parse(kind).ok_or_else(|| PyValueError::new_err(format!("unknown event type {kind:?}")))?;
+        let data = to_map(data)?;
+        let mut c = self.lock(py);
+        c.log_event(t, data).map(PyEvent::of).py()
+    }
+
+    fn patch_dangling_tool_calls(&self, py: Python<'_>) -> PyResult<Vec<PyEvent>> {
+        let mut c = self.lock(py);
+        let seqs = c.patch_dangling_tool_calls().py()?;
+        Ok(seqs.into_iter().filter_map(|s| c.event(s).map(PyEvent::of)).collect())
+    }
+
+    fn materialize(&self, py: Python<'_>, outputs: &Bound<'_, PyDict>) -> PyResult<Option<PyEvent>> {
+        let mut pairs = Vec::new();
+        for (k, v) in outputs.iter() {
+            let k: String = k.extract()?;
+            let v = v.cast::<pyo3::types::PyString>().map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("output of hook {k:?} must be a str")))?;
+            pairs.push((k, convert::string(v)?));
+        }
+        let mut c = self.lock(py);
+        let seq = c.materialize(&pairs).py()?;
+        Ok(seq.and_then(|s| c.event(s).map(PyEvent::of)))
+    }
+
+    #[pyo3(signature = (text))]
+    fn set_overlay(&self, py: Python<'_>, text: Option<String>) {
+        self.lock(py).set_overlay(text);
+    }
+    #[getter]
+    fn overlay(&self, py: Python<'_>) -> Option<String> {
+        self.lock(py).overlay().map(str::to_string)
+    }
+
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let hs = self.lock(py).messages();
+        handles_to_list(py, &hs)
+    }
+    fn shown_len(&self, py: Python<'_>) -> usize {
+        self.lock(py).shown_len()
+    }
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.lock(py).len()
+    }
+    fn last_message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
+        let h = self.lock(py).last_shown();
+        h.map(|h| h.to_py(py)).transpose()
+    }
+    fn events(&self, py: Python<'_>) -> Vec<PyEvent> {
+        self.lock(py).events().iter().map(PyEvent::of).collect()
+    }
+    #[getter]
+    fn anchor_points<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let list = self.lock(py).anchors.list().to_vec();
+        list.iter().map(|(n, i)| PyTuple::new(py, [n.into_pyobject(py)?.into_any(), i.into_pyobject(py)?.into_any()])).collect()
+    }
+    #[getter]
+    fn content_map<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let map = self.lock(py).content_map.clone();
+        let d = PyDict::new(py);
+        for (k, v) in map {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+    #[getter]
+    fn hook_index<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let idx = self.lock(py).hook_index();
+        let d = PyDict::new(py);
+        for (k, hs) in idx {
+            d.set_item(k, handles_to_list(py, &hs)?)?;
+        }
+        Ok(d)
+    }
+    #[getter]
+    fn system_prompt_message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
+        let h = self.lock(py).system_prompt_message();
+        h.map(|h| h.to_py(py)).transpose()
+    }
+    #[getter]
+    fn tool_definitions_message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
+        let h = self.lock(py).tool_definitions_message();
+        h.map(|h| h.to_py(py)).transpose()
+    }
+
+    // ---- tokens and windows --------------------------------------------------------------
+
+    #[pyo3(signature = (encoding="cl100k_base"))]
+    fn total_token_count(&self, py: Python<'_>, encoding: &str) -> PyResult<u64> {
+        let e = enc(encoding)?;
+        let mut g = self.lock(py);
+        let c: &mut Core = &mut g;
+        py.detach(|| c.total_tokens(e)).py()
+    }
+
+    #[pyo3(signature = (encoding="cl100k_base"))]
+    fn message_token_counts(&self, py: Python<'_>, encoding: &str) -> PyResult<Vec<u64>> {
+        let e = enc(encoding)?;
+        let mut g = self.lock(py);
+        let c: &mut Core = &mut g;
+        py.detach(|| c.message_token_counts(e)).py()
+    }
+
+    #[pyo3(signature = (system_prompt_message=None, tool_definitions_message=None, start=None, end=None))]
+    fn fork_insert_sequence(
+        &self,
+        py: Python<'_>,
+        system_prompt_message: Option<&Bound<'_, PyMessage>>,
+        tool_definitions_message: Option<&Bound<'_, PyMessage>>,
+        start: Option<i64>,
+        end: Option<i64>,
+    ) -> ContextCore {
+        let (sp, td) = (opt_handle(system_prompt_message), opt_handle(tool_definitions_message));
+        ContextCore::wrap(self.lock(py).fork_insert_sequence(sp, td, start, end))
+    }
+
+    fn rolling_sequence_window(&self, py: Python<'_>, count: i64) -> PyResult<Option<ContextCore>> {
+        if count < 0 {
+            return Err(PyValueError::new_err(format!("count must be non-negative, got {count}")));
+        }
+        Ok(self.lock(py).rolling_sequence_window(count as usize).map(ContextCore::wrap))
+    }
+
+    #[pyo3(signature = (max_tokens, encoding="cl100k_base"))]
+    fn rolling_token_window(&self, py: Python<'_>, max_tokens: i64, encoding: &str) -> PyResult<Option<ContextCore>> {
+        let e = enc(encoding)?;
+        let budget = max_tokens.max(0) as u64;
+        let mut g = self.lock(py);
+        let c: &mut Core = &mut g;
+        let child = py.detach(|| c.rolling_token_window(budget, e)).py()?;
+        Ok(child.map(ContextCore::wrap))
+    }
+
+    fn strip_thinking(&self, py: Python<'_>) -> ContextCore {
+        ContextCore::wrap(self.lock(py).strip_thinking())
+    }
+
+    // ---- persistence ---------------------------------------------------------------------
+
+    fn serialize<'py>(&self, py: Python<'py>, runtime: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        let runtime = to_map(runtime)?;
+        let doc = {
+            let mut g = self.lock(py);
+            let c: &mut Core = &mut g;
+            py.detach(|| c.serialize(runtime))
+        };
+        match &doc {
+            Value::Object(o) => map_to_py(py, o),
+            _ => unreachable!("serialize writes an object"),
+        }
+    }
+
+    fn save(&self, py: Python<'_>, session_dir: PathBuf, runtime: &Bound<'_, PyDict>) -> PyResult<PathBuf> {
+        let runtime = to_map(runtime)?;
+        let mut g = self.lock(py);
+        let c: &mut Core = &mut g;
+        py.detach(|| c.save(&session_dir, runtime)).py()
+    }
+
+    fn file_name(&self, py: Python<'_>) -> PyResult<String> {
+        self.lock(py).file_name().py()
+    }
+
+    /// (core, runtime fields, versioned) from a file.
+    #[staticmethod]
+    fn load_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
+        let l = py.detach(|| Core::load_file(&path)).py()?;
+        Ok((ContextCore::wrap(l.context), map_to_py(py, &l.runtime)?, l.versioned))
+    }
+
+    /// (core, runtime fields, versioned) from a dict; `require_version` for `deserialize`.
+    #[staticmethod]
+    fn load_dict<'py>(py: Python<'py>, d: &Bound<'py, PyAny>, require_version: bool) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
+        let d = d.cast::<PyDict>().map_err(|_| crate::errors::decode_err("expected a dict at the top level".into()))?;
+        let v = Value::Object(to_map(d).map_err(|e| crate::errors::decode_err(format!("not a JSON-compatible dict: {e}")))?);
+        let l = py
+            .detach(|| if require_version { Core::deserialize_value(&v) } else { Core::load_value(&v) })
+            .py()?;
+        Ok((ContextCore::wrap(l.context), map_to_py(py, &l.runtime)?, l.versioned))
+    }
+}

@@ -1,0 +1,135 @@
+//! Conversions between Python values and the core's JSON values and times.
+
+use ctxfold_core::time::Micros;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess, PyDateAccess, PyTuple, PyTzInfo,
+    PyTzInfoAccess,
+};
+use serde_json::{Map, Number, Value};
+
+/// A Python value as JSON: dict/list/tuple/str/int/float/bool/None, else `TypeError`.
+pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if o.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(s) = o.cast::<PyString>() {
+        return Ok(Value::String(string(s)?));
+    }
+    if let Ok(b) = o.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(i) = o.cast::<PyInt>() {
+        if let Ok(v) = i.extract::<i64>() {
+            return Ok(Value::from(v));
+        }
+        if let Ok(v) = i.extract::<u64>() {
+            return Ok(Value::from(v));
+        }
+        return Err(PyTypeError::new_err("integer out of the 64-bit range is not supported in JSON values"));
+    }
+    if let Ok(f) = o.cast::<PyFloat>() {
+        return Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| PyTypeError::new_err("NaN and infinity are not JSON values"));
+    }
+    if let Ok(d) = o.cast::<PyDict>() {
+        return Ok(Value::Object(to_map(d)?));
+    }
+    if let Ok(l) = o.cast::<PyList>() {
+        return l.iter().map(|x| to_value(&x)).collect::<PyResult<_>>().map(Value::Array);
+    }
+    if let Ok(t) = o.cast::<PyTuple>() {
+        return t.iter().map(|x| to_value(&x)).collect::<PyResult<_>>().map(Value::Array);
+    }
+    Err(PyTypeError::new_err(format!(
+        "{} is not JSON-compatible (expected dict, list, str, int, float, bool or None)",
+        o.get_type().name()?
+    )))
+}
+
+pub fn to_map(d: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
+    let mut m = Map::new();
+    for (k, v) in d.iter() {
+        let k = k
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("JSON object keys must be str"))
+            .and_then(string)?;
+        m.insert(k, to_value(&v)?);
+    }
+    Ok(m)
+}
+
+/// A Python str as UTF-8; lone surrogates are a `ValueError`.
+pub fn string(s: &Bound<'_, PyString>) -> PyResult<String> {
+    s.to_str()
+        .map(str::to_string)
+        .map_err(|_| PyValueError::new_err("text contains lone surrogates and is not valid Unicode"))
+}
+
+pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(a) => {
+            let items = a.iter().map(|x| to_py(py, x)).collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        Value::Object(o) => map_to_py(py, o)?.into_any(),
+    })
+}
+
+pub fn map_to_py<'py>(py: Python<'py>, o: &Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in o {
+        d.set_item(k, to_py(py, v)?)?;
+    }
+    Ok(d)
+}
+
+/// An aware UTC datetime with microseconds.
+pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
+    use chrono::{Datelike, Timelike};
+    let d = chrono::DateTime::<chrono::Utc>::from_timestamp_micros(t)
+        .ok_or_else(|| PyValueError::new_err("time out of range"))?;
+    let utc = PyTzInfo::utc(py)?;
+    PyDateTime::new(
+        py,
+        d.year(),
+        d.month() as u8,
+        d.day() as u8,
+        d.hour() as u8,
+        d.minute() as u8,
+        d.second() as u8,
+        d.timestamp_subsec_micros(),
+        Some(&utc),
+    )
+}
+
+/// A datetime as microseconds since the epoch; a naive one is taken as UTC.
+pub fn micros(o: &Bound<'_, PyAny>) -> PyResult<Micros> {
+    let py = o.py();
+    let dt = o.cast::<PyDateTime>().map_err(|_| PyTypeError::new_err("created_at must be a datetime"))?;
+    let dt = if dt.get_tzinfo().is_some() {
+        dt.call_method1("astimezone", (PyTzInfo::utc(py)?,))?.cast_into::<PyDateTime>()?
+    } else {
+        dt.clone()
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(dt.get_year(), dt.get_month().into(), dt.get_day().into())
+        .ok_or_else(|| PyValueError::new_err("invalid date"))?;
+    let t = date
+        .and_hms_micro_opt(dt.get_hour().into(), dt.get_minute().into(), dt.get_second().into(), dt.get_microsecond())
+        .ok_or_else(|| PyValueError::new_err("invalid time"))?;
+    Ok(t.and_utc().timestamp_micros())
+}

@@ -1,0 +1,44 @@
+//! The PyO3 binding of ctxfold: converts, maps errors (in `errors`), and nothing else.
+
+mod context;
+mod convert;
+mod errors;
+mod message;
+
+use pyo3::prelude::*;
+
+/// sha256 hex of a hook's name: the id messages carry in `hook_ids`.
+#[pyfunction]
+fn hook_id(name: &str) -> String {
+    ctxfold_core::dynamic::hook_id(name)
+}
+
+/// The encodings token counting knows.
+#[pyfunction]
+fn encodings() -> Vec<&'static str> {
+    ctxfold_core::tokens::ENCODINGS.iter().map(|e| e.name()).collect()
+}
+
+/// Tokens of a text in an encoding, special-token text counted as ordinary text.
+#[pyfunction]
+#[pyo3(signature = (text, encoding="cl100k_base"))]
+fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
+    use errors::IntoPyResult;
+    let e = ctxfold_core::Encoding::parse(encoding).py()?;
+    py.detach(|| ctxfold_core::tokens::count_text(text, e)).py()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<message::PyMessage>()?;
+    m.add_class::<message::PySystemPromptMessage>()?;
+    m.add_class::<message::PyToolDefinitionsMessage>()?;
+    m.add_class::<message::PyPart>()?;
+    m.add_class::<context::PyEvent>()?;
+    m.add_class::<context::ContextCore>()?;
+    m.add_function(wrap_pyfunction!(hook_id, m)?)?;
+    m.add_function(wrap_pyfunction!(encodings, m)?)?;
+    m.add_function(wrap_pyfunction!(count_text, m)?)?;
+    Ok(())
+}
