@@ -16,8 +16,11 @@ from ._core import (
     encodings,
     hook_id,
 )
+from ._part import install_text_descriptor
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import ContextError, DecodeError, UnknownAnchorError
+
+install_text_descriptor(Part)
 
 __all__ = [
     "Context",

@@ -45,7 +45,7 @@ impl<H: MessageHandle> Context<H> {
         let mut data = Map::new();
         if let Some((op, h)) = &e.surface {
             op.write(&mut data);
-            data.insert("message".into(), Value::Object(h.message().to_json()));
+            data.insert("message".into(), Value::Object(h.message().to_json_compact()));
         }
         for (k, v) in &e.data {
             data.insert(k.clone(), v.clone());
@@ -78,7 +78,7 @@ impl<H: MessageHandle> Context<H> {
         o.insert("events".into(), Value::Array((0..self.events.len()).map(|i| self.event_json(i)).collect()));
         // The projection for version 1 readers: resolved, without the overlay.
         let seqs: Vec<u32> = self.transcript.iter().collect();
-        let projection: Vec<Value> = seqs.into_iter().map(|q| Value::Object(self.resolved(q).message().to_json())).collect();
+        let projection: Vec<Value> = seqs.into_iter().map(|q| Value::Object(self.resolved(q).message().to_json_v1())).collect();
         o.insert("messages".into(), Value::Array(projection));
         Value::Object(o)
     }
@@ -347,6 +347,7 @@ fn replay_event<H: MessageHandle>(ctx: &mut Context<H>, i: usize, e: &Value) -> 
             data.remove(k);
         }
         let len = ctx.len();
+        ctx.hooked += usize::from(!msg.hook_ids.is_empty());
         let h = H::wrap(msg);
         let seq = ctx.events.len() as u32;
         match op {

@@ -51,6 +51,8 @@ pub struct Context<H> {
     /// what they derive from changes.
     pub(crate) resolved: HashMap<u32, H>,
     pub(crate) shown_head: Option<(u32, H)>,
+    /// How many surface events carry hooks; 0 lets reads skip resolution entirely.
+    pub(crate) hooked: usize,
 }
 
 impl<H: MessageHandle> Default for Context<H> {
@@ -75,6 +77,7 @@ impl<H: MessageHandle> Context<H> {
             overlay: None,
             resolved: HashMap::new(),
             shown_head: None,
+            hooked: 0,
         }
     }
 
@@ -143,6 +146,7 @@ impl<H: MessageHandle> Context<H> {
             self.shown_head = None;
         }
         let m = h.message();
+        self.hooked += usize::from(!m.hook_ids.is_empty());
         let (kind, time) = (EventType::for_role(m.role), m.created_at);
         let mut data = Map::new();
         if let Some(s) = source {
@@ -157,6 +161,7 @@ impl<H: MessageHandle> Context<H> {
         let seq = self.events.len() as u32;
         self.transcript.insert(p, seq);
         let m = h.message();
+        self.hooked += usize::from(!m.hook_ids.is_empty());
         let (kind, time) = (EventType::for_role(m.role), m.created_at);
         self.push(kind, time, Map::new(), Some((Op::Insert(p), h)));
     }

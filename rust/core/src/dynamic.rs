@@ -214,19 +214,35 @@ impl<H: MessageHandle> Context<H> {
     /// `messages`: the fold with dynamic messages resolved and the overlay applied.
     pub fn messages(&mut self) -> Vec<H> {
         let mut out = Vec::with_capacity(self.len() + 1);
-        let head = self.overlay_head();
-        let skip = match &head {
+        self.visit_messages(|h| out.push(h.clone()));
+        out
+    }
+
+    /// Visit `messages` in order without collecting them (the binding builds its list
+    /// straight from the handles).
+    pub fn visit_messages(&mut self, mut f: impl FnMut(&H)) {
+        let skip = match self.overlay_head() {
             Some((replaces, h)) => {
-                out.push(h.clone());
-                usize::from(*replaces)
+                f(&h);
+                usize::from(replaces)
             }
             None => 0,
         };
-        let seqs: Vec<u32> = self.transcript.iter().skip(skip).collect();
-        for s in seqs {
-            out.push(self.resolved(s));
+        if !self.resolved.is_empty() || self.events_with_hooks() {
+            let seqs: Vec<u32> = self.transcript.iter().skip(skip).collect();
+            for s in seqs {
+                f(&self.resolved(s));
+            }
+        } else {
+            for s in self.transcript.iter().skip(skip) {
+                f(self.handle(s));
+            }
         }
-        out
+    }
+
+    /// Whether any message in the fold carries hooks (then reads go through resolution).
+    fn events_with_hooks(&self) -> bool {
+        self.hooked > 0
     }
 
     pub fn shown_len(&mut self) -> usize {

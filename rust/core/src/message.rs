@@ -272,6 +272,27 @@ impl Message {
         m
     }
 
+    /// `to_json` without the keys that hold their defaults (files stay small; `from_json`
+    /// reads it back to an equal message).
+    pub fn to_json_compact(&self) -> Map<String, Value> {
+        let mut m = self.to_json();
+        m.retain(|k, v| match k.as_str() {
+            "name" | "tool_call_id" => !v.is_null(),
+            "tool_calls" | "hook_ids" => v.as_array().is_some_and(|a| !a.is_empty()),
+            "metadata" => v.as_object().is_some_and(|o| !o.is_empty()),
+            "_type" => self.kind != Kind::Plain,
+            _ => true,
+        });
+        m
+    }
+
+    /// What a version 1 reader reads: role, content, tool_calls, tool_call_id, name, metadata.
+    pub fn to_json_v1(&self) -> Map<String, Value> {
+        let mut m = self.to_json();
+        m.retain(|k, _| matches!(k.as_str(), "role" | "content" | "tool_calls" | "tool_call_id" | "name" | "metadata"));
+        m
+    }
+
     /// Read what `to_json` writes, or any subset of it (`role` required, the rest defaulted).
     /// Errors are `Value`/`Type` errors; decoders turn them into located `Decode` errors.
     pub fn from_json(v: &Value) -> Result<Message> {

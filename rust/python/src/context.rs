@@ -242,8 +242,16 @@ impl ContextCore {
     }
 
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let hs = self.lock(py).messages();
-        handles_to_list(py, &hs)
+        let mut items: Vec<Py<PyMessage>> = Vec::new();
+        let mut err = None;
+        self.lock(py).visit_messages(|h| match h.to_py(py) {
+            Ok(p) => items.push(p),
+            Err(e) => err = Some(e),
+        });
+        match err {
+            Some(e) => Err(e),
+            None => PyList::new(py, items),
+        }
     }
     fn shown_len(&self, py: Python<'_>) -> usize {
         self.lock(py).shown_len()

@@ -1,0 +1,153 @@
+"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import TypeVar
+
+from ._context import Context
+from ._core import Message, Part, SystemPromptMessage, ToolDefinitionsMessage, encodings
+
+T = TypeVar("T")
+
+
+def _timed(label: str, f: Callable[[], T]) -> T:
+    t = time.perf_counter()
+    out = f()
+    dt = time.perf_counter() - t
+    unit, scale = ("ms", 1e3) if dt >= 1e-3 else ("µs", 1e6)
+    print(f"  {label:<52} {dt * scale:10.2f} {unit}")
+    return out
+
+
+def build_transcript(n: int, seed: int = 7) -> list[Message]:
+    """A realistic agent transcript of ``n`` messages: user turns, assistant turns with thinking
+    and tool calls, tool results of varied size."""
+    rng = random.Random(seed)
+    words = ("the build failed because the cache key changed after the lockfile update so we "
+             "reran tests with a clean checkout and compared logs between runs").split()
+
+    def prose(k: int) -> str:
+        return " ".join(rng.choice(words) for _ in range(k))
+
+    out: list[Message] = []
+    call = 0
+    while len(out) < n:
+        out.append(Message.user(prose(rng.randint(5, 40))))
+        if len(out) >= n:
+            break
+        call += 1
+        cid = f"call_{call}"
+        out.append(Message.assistant(
+            [Part.thinking(prose(rng.randint(10, 60)), signature=f"sig{call}"), Part.text(prose(8))],
+            tool_calls=[{"id": cid, "name": "search", "arguments": {"q": prose(3)}}],
+        ))
+        if len(out) >= n:
+            break
+        out.append(Message.tool(cid, prose(rng.choice((5, 20, 80, 300))), name="search"))
+        if len(out) >= n:
+            break
+        out.append(Message.assistant(prose(rng.randint(10, 50))))
+    return out[:n]
+
+
+def demo(n: int) -> None:
+    print(f"ctxfold demo: a {n:,}-message agent transcript\n")
+    sp = SystemPromptMessage.create("You are a careful build engineer.", hooks=["memory"])
+    td = ToolDefinitionsMessage.create()
+    ctx = Context.create(sp, td)
+    messages = _timed(f"build {n:,} Message objects", lambda: build_transcript(n))
+    _timed(f"add_messages ({n:,} events)", lambda: ctx.add_messages(messages))
+    one = Message.user("one more turn")
+    _timed("add_message (one more, at the end)", lambda: ctx.add_message(one))
+    shown = _timed("read messages", lambda: ctx.messages)
+    print(f"    → {len(shown):,} messages, first is {type(shown[0]).__name__}, anchors {ctx.anchor_points}")
+    ctx.add_anchor("pinned", n // 2)
+    _timed("append at a mid-transcript anchor", lambda: ctx.append(Message.user("pinned note"), "pinned"))
+    tools = json.dumps([{"name": "search", "description": "search the web", "parameters": {}},
+                        {"name": "shell", "description": "run a command", "parameters": {}}])
+    _timed("materialize memory + tool_list + tool_filter", lambda: ctx.materialize(
+        {"memory": "The user prefers short answers.", "tool_list": tools, "tool_filter": '["search"]'}))
+    print(f"    → system prompt now {ctx.messages[0].content!r}")
+    print(f"    → tools now {[p.name for p in ctx.messages[1].parts]}")
+    half = len(ctx) // 2
+    summary = Message.system(f"[summary of messages 2..{half}]")
+    _timed(f"replace_message_range(2, {half}) (compaction)", lambda: ctx.replace_message_range(2, half, summary))
+    print(f"    → {len(ctx):,} messages shown, {ctx.next_seq:,} events kept (nothing lost)")
+    ctx.add_message(Message.assistant("checking", tool_calls=[{"id": "dangling_1", "name": "shell"}]))
+    _timed("patch_dangling_tool_calls", ctx.patch_dangling_tool_calls)
+    print(f"    → last message: {ctx.last_message()!r}")
+    _timed("put_system_prompt_overlay", lambda: ctx.put_system_prompt_overlay("Today is Monday."))
+    for enc in ("cl100k_base", "o200k_base"):
+        total = _timed(f"total_token_count({enc}), cold", lambda e=enc: ctx.total_token_count(e))  # type: ignore[misc]
+        _timed(f"total_token_count({enc}), warm", lambda e=enc: ctx.total_token_count(e))  # type: ignore[misc]
+        print(f"    → {total:,} tokens")
+    budget = ctx.total_token_count() // 10
+    window = _timed(f"rolling_token_window({budget:,}) (~10%)", lambda: ctx.rolling_token_window(budget))
+    if window is not None:
+        print(f"    → window keeps {len(window):,} messages, {window.total_token_count():,} tokens")
+    seq = _timed("rolling_sequence_window(1000)", lambda: ctx.rolling_sequence_window(1000))
+    if seq is not None:
+        print(f"    → {len(seq):,} messages, first non-special role {seq.messages[2].role!r}")
+    stripped = _timed("strip_thinking()", ctx.strip_thinking)
+    print(f"    → {len(stripped):,} messages")
+    with tempfile.TemporaryDirectory() as d:
+        path = _timed("save (atomic)", lambda: ctx.save(d))
+        loaded = _timed("load", lambda: Context.load(path))
+        loaded.put_system_prompt_overlay("Today is Monday.")  # runtime state, never saved
+        same = [m.to_dict() for m in loaded.messages] == [m.to_dict() for m in ctx.messages]
+        print(f"    → loaded {len(loaded):,} messages; equal to the original: {same}")
+
+
+def stats(path: str) -> None:
+    ctx = Context.load(path)
+    msgs = ctx.messages
+    print(f"context {ctx.id}: {len(msgs):,} messages, {ctx.next_seq:,} events")
+    print("messages by role:", dict(Counter(m.role for m in msgs)))
+    print("events by type:  ", dict(Counter(e.type for e in ctx.events())))
+    print("anchors:         ", ctx.anchor_points)
+    for enc in ("cl100k_base", "o200k_base"):
+        print(f"tokens {enc}: {ctx.total_token_count(enc):,}")
+
+
+def convert(src: str, dst: str) -> None:
+    with open(src, encoding="utf-8") as f:
+        data = json.load(f)
+    ctx = Context.load_from_dict(data)
+    with open(dst, "w", encoding="utf-8") as f:
+        json.dump(ctx.serialize(), f, ensure_ascii=False)
+    print(f"wrote {dst}: version 2, {len(ctx):,} messages")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="ctxfold", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("demo", help="build a large agent transcript and time every operation")
+    d.add_argument("--messages", type=int, default=100_000)
+    s = sub.add_parser("stats", help="messages by role, tokens per encoding, events, anchors")
+    s.add_argument("file")
+    c = sub.add_parser("convert", help="any readable layout → version 2")
+    c.add_argument("src")
+    c.add_argument("dst")
+    sub.add_parser("encodings", help="list the token encodings")
+    a = p.parse_args(argv)
+    if a.cmd == "demo":
+        demo(a.messages)
+    elif a.cmd == "stats":
+        stats(a.file)
+    elif a.cmd == "convert":
+        convert(a.src, a.dst)
+    else:
+        print("\n".join(encodings()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+//! Times serialize / encode / decode of a 100k-message context: `cargo run --release --example codec_timing`.
+use ctxfold_core::{Content, Context, Message, Role};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn main() {
+    let mut ctx: Context<Arc<Message>> = Context::default();
+    for i in 0..100_000 {
+        ctx.append(Arc::new(Message::new(Role::User, Content::Text(format!("message number {i} with some text")))), "messages", None).unwrap();
+    }
+    let t = Instant::now();
+    let doc = ctx.serialize(Default::default());
+    println!("serialize {:?}", t.elapsed());
+    let t = Instant::now();
+    let bytes = serde_json::to_vec(&doc).unwrap();
+    println!("to_vec {:?} ({} bytes)", t.elapsed(), bytes.len());
+    let t = Instant::now();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    println!("parse {:?}", t.elapsed());
+    let t = Instant::now();
+    let l = Context::<Arc<Message>>::load_value(&v).unwrap();
+    println!("build {:?} ({} messages)", t.elapsed(), l.context.len());
+}
