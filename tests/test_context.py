@@ -5,10 +5,17 @@ from __future__ import annotations
 import logging
 
 import pytest
-
 from ctxfold import (
-    Context, DecodeError, Message, Part, RunContext, SandboxPolicy, SystemPromptMessage,
-    ToolDefinitionsMessage, UnknownAnchorError, Usage,
+    Context,
+    DecodeError,
+    Message,
+    Part,
+    RunContext,
+    SandboxPolicy,
+    SystemPromptMessage,
+    ToolDefinitionsMessage,
+    UnknownAnchorError,
+    Usage,
 )
 
 INTERRUPTED = "Tool call was interrupted and not executed. Please retry if needed."

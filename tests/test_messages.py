@@ -5,7 +5,6 @@ import pickle
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from ctxfold import Message, Part, SystemPromptMessage, ToolDefinitionsMessage, hook_id
 
 

@@ -8,10 +8,9 @@ import sys
 import time
 
 import pytest
+from ctxfold import Context, DecodeError, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, Usage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from ctxfold import Context, DecodeError, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, Usage
 
 
 def rich_context() -> Context:

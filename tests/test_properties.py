@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import threading
 
+from ctxfold import Context, Message
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
-
-from ctxfold import Context, Message
 from test_context import replay
 
 

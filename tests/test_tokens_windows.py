@@ -3,10 +3,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from ctxfold import Context, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, encodings
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from ctxfold import Context, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, encodings
 
 ENCS = ["cl100k_base", "o200k_base"]
 

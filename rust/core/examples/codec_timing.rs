@@ -6,7 +6,15 @@ use std::time::Instant;
 fn main() {
     let mut ctx: Context<Arc<Message>> = Context::default();
     for i in 0..100_000 {
-        ctx.append(Arc::new(Message::new(Role::User, Content::Text(format!("message number {i} with some text")))), "messages", None).unwrap();
+        ctx.append(
+            Arc::new(Message::new(
+                Role::User,
+                Content::Text(format!("message number {i} with some text")),
+            )),
+            "messages",
+            None,
+        )
+        .unwrap();
     }
     let t = Instant::now();
     let doc = ctx.serialize(Default::default());

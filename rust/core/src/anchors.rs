@@ -12,7 +12,9 @@ pub struct Anchors {
 
 impl Anchors {
     pub fn default_set() -> Anchors {
-        Anchors { list: DEFAULT_ANCHORS.iter().map(|n| (n.to_string(), 0)).collect() }
+        Anchors {
+            list: DEFAULT_ANCHORS.iter().map(|n| (n.to_string(), 0)).collect(),
+        }
     }
 
     /// Anchors as given (a decoder checks them with `validate`).
@@ -46,7 +48,13 @@ impl Anchors {
         Some((start, self.list[k].1))
     }
 
-    pub fn add(&mut self, name: &str, index: usize, len: usize, after_existing: bool) -> Result<()> {
+    pub fn add(
+        &mut self,
+        name: &str,
+        index: usize,
+        len: usize,
+        after_existing: bool,
+    ) -> Result<()> {
         if self.list.iter().any(|(n, _)| n == name) {
             return Err(Error::Value(format!("Anchor point already exists: {name}")));
         }
@@ -58,7 +66,13 @@ impl Anchors {
         let at = self
             .list
             .iter()
-            .position(|(_, i)| if after_existing { *i > index } else { *i >= index })
+            .position(|(_, i)| {
+                if after_existing {
+                    *i > index
+                } else {
+                    *i >= index
+                }
+            })
             .unwrap_or(self.list.len());
         self.list.insert(at, (name.to_string(), index));
         Ok(())
@@ -111,7 +125,9 @@ impl Anchors {
                 return Err(format!("[{k}]: duplicate anchor {n:?}"));
             }
             if *i > len {
-                return Err(format!("[{k}]: anchor {n:?} at {i} is outside the {len}-message transcript"));
+                return Err(format!(
+                    "[{k}]: anchor {n:?} at {i} is outside the {len}-message transcript"
+                ));
             }
             if *i < prev {
                 return Err(format!("[{k}]: anchor {n:?} at {i} is out of order"));
@@ -139,7 +155,12 @@ mod tests {
 
     #[test]
     fn collapse_moves_inside_and_after() {
-        let mut a = Anchors::from_list(vec![("a".into(), 1), ("b".into(), 3), ("c".into(), 6), ("d".into(), 8)]);
+        let mut a = Anchors::from_list(vec![
+            ("a".into(), 1),
+            ("b".into(), 3),
+            ("c".into(), 6),
+            ("d".into(), 8),
+        ]);
         a.collapse(1, 5);
         let idx: Vec<usize> = a.list().iter().map(|x| x.1).collect();
         assert_eq!(idx, vec![1, 2, 2, 4]);

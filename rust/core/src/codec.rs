@@ -45,7 +45,10 @@ impl<H: MessageHandle> Context<H> {
         let mut data = Map::new();
         if let Some((op, h)) = &e.surface {
             op.write(&mut data);
-            data.insert("message".into(), Value::Object(h.message().to_json_compact()));
+            data.insert(
+                "message".into(),
+                Value::Object(h.message().to_json_compact()),
+            );
         }
         for (k, v) in &e.data {
             data.insert(k.clone(), v.clone());
@@ -64,21 +67,55 @@ impl<H: MessageHandle> Context<H> {
         o.insert("version".into(), Value::from(VERSION));
         o.insert("id".into(), s(&self.id));
         o.insert("created_at".into(), s(&time::to_iso(self.created_at)));
-        o.insert("origin_context_id".into(), self.origin_context_id.as_deref().map_or(Value::Null, s));
-        o.insert("children".into(), Value::Array(self.children.iter().map(|c| s(c)).collect()));
+        o.insert(
+            "origin_context_id".into(),
+            self.origin_context_id.as_deref().map_or(Value::Null, s),
+        );
+        o.insert(
+            "children".into(),
+            Value::Array(self.children.iter().map(|c| s(c)).collect()),
+        );
         for (k, v) in runtime {
             o.insert(k, v);
         }
         o.insert(
             "anchors".into(),
-            Value::Array(self.anchors.list().iter().map(|(n, i)| Value::Array(vec![s(n), Value::from(*i as u64)])).collect()),
+            Value::Array(
+                self.anchors
+                    .list()
+                    .iter()
+                    .map(|(n, i)| Value::Array(vec![s(n), Value::from(*i as u64)]))
+                    .collect(),
+            ),
         );
-        o.insert("content_map".into(), Value::Object(self.content_map.iter().map(|(k, v)| (k.clone(), s(v))).collect()));
-        o.insert("hook_bindings".into(), Value::Object(self.bindings.iter().map(|(k, v)| (k.clone(), s(v))).collect()));
-        o.insert("events".into(), Value::Array((0..self.events.len()).map(|i| self.event_json(i)).collect()));
+        o.insert(
+            "content_map".into(),
+            Value::Object(
+                self.content_map
+                    .iter()
+                    .map(|(k, v)| (k.clone(), s(v)))
+                    .collect(),
+            ),
+        );
+        o.insert(
+            "hook_bindings".into(),
+            Value::Object(
+                self.bindings
+                    .iter()
+                    .map(|(k, v)| (k.clone(), s(v)))
+                    .collect(),
+            ),
+        );
+        o.insert(
+            "events".into(),
+            Value::Array((0..self.events.len()).map(|i| self.event_json(i)).collect()),
+        );
         // The projection for version 1 readers: resolved, without the overlay.
         let seqs: Vec<u32> = self.transcript.iter().collect();
-        let projection: Vec<Value> = seqs.into_iter().map(|q| Value::Object(self.resolved(q).message().to_json_v1())).collect();
+        let projection: Vec<Value> = seqs
+            .into_iter()
+            .map(|q| Value::Object(self.resolved(q).message().to_json_v1()))
+            .collect();
         o.insert("messages".into(), Value::Array(projection));
         Value::Object(o)
     }
@@ -86,7 +123,9 @@ impl<H: MessageHandle> Context<H> {
     /// Read a document: version 2 or 1, or the versionless layout. Returns the context and
     /// the runtime fields found at the top level (the caller applies their defaults).
     pub fn load_value(v: &Value) -> Result<Loaded<H>> {
-        let obj = v.as_object().ok_or_else(|| Error::Decode("expected a JSON object at the top level".into()))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| Error::Decode("expected a JSON object at the top level".into()))?;
         let ctx = match obj.get("version") {
             None => versionless(obj)?,
             Some(Value::Number(n)) if n.is_i64() || n.is_u64() => match n.as_i64() {
@@ -100,7 +139,11 @@ impl<H: MessageHandle> Context<H> {
             .iter()
             .filter_map(|k| obj.get(*k).map(|v| (k.to_string(), v.clone())))
             .collect();
-        Ok(Loaded { context: ctx, runtime, versioned: obj.contains_key("version") })
+        Ok(Loaded {
+            context: ctx,
+            runtime,
+            versioned: obj.contains_key("version"),
+        })
     }
 
     /// Like `load_value`, but a version is required (`deserialize`).
@@ -114,11 +157,17 @@ impl<H: MessageHandle> Context<H> {
 
     pub fn load_file(path: &Path) -> Result<Loaded<H>> {
         let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::NotFound(format!("no such file: {}", path.display())),
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("no such file: {}", path.display()))
+            }
             _ => Error::Io(format!("{}: {e}", path.display())),
         })?;
-        let v: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::Decode(format!("{}: not a valid JSON document: {e}", path.display())))?;
+        let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::Decode(format!(
+                "{}: not a valid JSON document: {e}",
+                path.display()
+            ))
+        })?;
         Self::load_value(&v).map_err(|e| match e {
             Error::Decode(m) => Error::Decode(format!("{}: {m}", path.display())),
             other => other,
@@ -127,7 +176,11 @@ impl<H: MessageHandle> Context<H> {
 
     pub fn file_name(&self) -> Result<String> {
         check_file_id(&self.id)?;
-        Ok(format!("{}-{}.json", time::date_stamp(self.created_at), self.id))
+        Ok(format!(
+            "{}-{}.json",
+            time::date_stamp(self.created_at),
+            self.id
+        ))
     }
 
     /// Write `<YYYYMMDD>-<id>.json` into `dir` atomically: a temporary file in the same folder,
@@ -135,7 +188,8 @@ impl<H: MessageHandle> Context<H> {
     pub fn save(&mut self, dir: &Path, runtime: Map<String, Value>) -> Result<PathBuf> {
         let name = self.file_name()?;
         let doc = self.serialize(runtime);
-        let bytes = serde_json::to_vec(&doc).map_err(|e| Error::Io(format!("cannot encode: {e}")))?;
+        let bytes =
+            serde_json::to_vec(&doc).map_err(|e| Error::Io(format!("cannot encode: {e}")))?;
         write_atomic(dir, &name, &bytes)
     }
 }
@@ -146,11 +200,15 @@ pub fn check_file_id(id: &str) -> Result<()> {
         && id != "."
         && id != ".."
         && !id.starts_with('.')
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if ok {
         Ok(())
     } else {
-        Err(Error::Value(format!("context id {id:?} is not a safe file name")))
+        Err(Error::Value(format!(
+            "context id {id:?} is not a safe file name"
+        )))
     }
 }
 
@@ -161,7 +219,11 @@ fn io(path: &Path, e: std::io::Error) -> Error {
 pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let target = dir.join(name);
-    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), crate::message::new_id()));
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        crate::message::new_id()
+    ));
     let result = (|| -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -219,7 +281,11 @@ fn header<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
         Some(Value::Array(a)) => a
             .iter()
             .enumerate()
-            .map(|(i, c)| c.as_str().map(str::to_string).ok_or_else(|| Error::Decode(format!("children[{i}]: expected a string"))))
+            .map(|(i, c)| {
+                c.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| Error::Decode(format!("children[{i}]: expected a string")))
+            })
             .collect::<Result<_>>()?,
         Some(_) => return decode("children: expected a list"),
     };
@@ -243,7 +309,9 @@ fn anchors_from(v: Option<&Value>, key: &str, len: usize) -> Result<Option<Ancho
         }
     }
     let anchors = Anchors::from_list(list);
-    anchors.validate(len).map_err(|m| Error::Decode(format!("{key}{m}")))?;
+    anchors
+        .validate(len)
+        .map_err(|m| Error::Decode(format!("{key}{m}")))?;
     Ok(Some(anchors))
 }
 
@@ -267,15 +335,25 @@ fn v1<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
     let restored = time::now();
     let mut messages = Vec::new();
     for (i, m) in messages_list(obj)?.iter().enumerate() {
-        let o = m.as_object().ok_or_else(|| Error::Decode(format!("messages[{i}]: expected an object")))?;
+        let o = m
+            .as_object()
+            .ok_or_else(|| Error::Decode(format!("messages[{i}]: expected an object")))?;
         // v1 has no times and no ids of its own worth trusting: restore time, fresh ids.
         let mut only = Map::new();
-        for k in ["role", "content", "tool_calls", "tool_call_id", "name", "metadata"] {
+        for k in [
+            "role",
+            "content",
+            "tool_calls",
+            "tool_call_id",
+            "name",
+            "metadata",
+        ] {
             if let Some(v) = o.get(k) {
                 only.insert(k.into(), v.clone());
             }
         }
-        let mut msg = Message::from_json(&Value::Object(only)).map_err(|e| e.at(&format!("messages[{i}]")))?;
+        let mut msg = Message::from_json(&Value::Object(only))
+            .map_err(|e| e.at(&format!("messages[{i}]")))?;
         msg.created_at = restored;
         messages.push(msg);
     }
@@ -297,14 +375,21 @@ fn v2<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
     if let Some(a) = anchors_from(obj.get("anchors"), "anchors", len)? {
         ctx.anchors = a;
     } else {
-        ctx.anchors = Anchors::from_list(vec![("system_prompt".into(), 0), ("tools".into(), 0), ("messages".into(), len)]);
+        ctx.anchors = Anchors::from_list(vec![
+            ("system_prompt".into(), 0),
+            ("tools".into(), 0),
+            ("messages".into(), len),
+        ]);
     }
     ctx.bindings = string_map(obj, "hook_bindings")?;
     Ok(ctx)
 }
 
 /// A version 2 document without events: seed from its messages, keeping their times.
-fn v1_fallback<H: MessageHandle>(obj: &Map<String, Value>, mut ctx: Context<H>) -> Result<Context<H>> {
+fn v1_fallback<H: MessageHandle>(
+    obj: &Map<String, Value>,
+    mut ctx: Context<H>,
+) -> Result<Context<H>> {
     let mut messages = Vec::new();
     for (i, m) in messages_list(obj)?.iter().enumerate() {
         messages.push(Message::from_json(m).map_err(|e| e.at(&format!("messages[{i}]")))?);
@@ -314,14 +399,21 @@ fn v1_fallback<H: MessageHandle>(obj: &Map<String, Value>, mut ctx: Context<H>) 
 }
 
 fn replay_event<H: MessageHandle>(ctx: &mut Context<H>, i: usize, e: &Value) -> Result<()> {
-    let o = e.as_object().ok_or_else(|| Error::Decode("expected an object".into()))?;
+    let o = e
+        .as_object()
+        .ok_or_else(|| Error::Decode("expected an object".into()))?;
     match o.get("seq").and_then(Value::as_u64) {
         Some(s) if s == i as u64 => {}
-        Some(s) => return decode(format!("seq: expected {i}, found {s} (seqs must be 0, 1, 2, …)")),
+        Some(s) => {
+            return decode(format!(
+                "seq: expected {i}, found {s} (seqs must be 0, 1, 2, …)"
+            ))
+        }
         None => return decode("seq: expected a non-negative integer"),
     }
     let kind = match o.get("type") {
-        Some(Value::String(t)) => EventType::parse(t).ok_or_else(|| Error::Decode(format!("type: unknown event type {t:?}")))?,
+        Some(Value::String(t)) => EventType::parse(t)
+            .ok_or_else(|| Error::Decode(format!("type: unknown event type {t:?}")))?,
         _ => return decode("type: expected a string"),
     };
     let time = match o.get("time") {
@@ -335,13 +427,23 @@ fn replay_event<H: MessageHandle>(ctx: &mut Context<H>, i: usize, e: &Value) -> 
     };
     if kind.is_surface() {
         let op = Op::read(&data).map_err(|e| e.at("data"))?;
-        let msg_v = data.remove("message").ok_or_else(|| Error::Decode("data.message: missing".into()))?;
+        let msg_v = data
+            .remove("message")
+            .ok_or_else(|| Error::Decode("data.message: missing".into()))?;
         let msg = Message::from_json(&msg_v).map_err(|e| e.at("data.message"))?;
         if EventType::for_role(msg.role) != kind {
-            return decode(format!("type: {} does not match a {} message", kind.name(), msg.role.as_str()));
+            return decode(format!(
+                "type: {} does not match a {} message",
+                kind.name(),
+                msg.role.as_str()
+            ));
         }
         if msg.created_at != time {
-            return decode(format!("time: {} differs from its message's created_at {}", time::to_iso(time), time::to_iso(msg.created_at)));
+            return decode(format!(
+                "time: {} differs from its message's created_at {}",
+                time::to_iso(time),
+                time::to_iso(msg.created_at)
+            ));
         }
         for k in ["op", "position", "first", "last"] {
             data.remove(k);
@@ -353,10 +455,24 @@ fn replay_event<H: MessageHandle>(ctx: &mut Context<H>, i: usize, e: &Value) -> 
         match op {
             Op::Insert(p) if p <= len => ctx.transcript.insert(p, seq),
             Op::Replace(a, b) if b < len => ctx.transcript.replace(a, b, seq),
-            Op::Insert(p) => return decode(format!("data.position: {p} is outside the {len}-message transcript")),
-            Op::Replace(a, b) => return decode(format!("data: replace range {a}..{b} does not fit the {len}-message transcript")),
+            Op::Insert(p) => {
+                return decode(format!(
+                    "data.position: {p} is outside the {len}-message transcript"
+                ))
+            }
+            Op::Replace(a, b) => {
+                return decode(format!(
+                    "data: replace range {a}..{b} does not fit the {len}-message transcript"
+                ))
+            }
         }
-        ctx.events.push(crate::event::Event { seq: seq as u64, kind, time, data, surface: Some((op, h)) });
+        ctx.events.push(crate::event::Event {
+            seq: seq as u64,
+            kind,
+            time,
+            data,
+            surface: Some((op, h)),
+        });
     } else {
         if kind == EventType::Materialize {
             match data.get("bindings") {
@@ -364,7 +480,13 @@ fn replay_event<H: MessageHandle>(ctx: &mut Context<H>, i: usize, e: &Value) -> 
                 _ => return decode("data.bindings: expected an object of hook name → hash"),
             }
         }
-        ctx.events.push(crate::event::Event { seq: i as u64, kind, time, data, surface: None });
+        ctx.events.push(crate::event::Event {
+            seq: i as u64,
+            kind,
+            time,
+            data,
+            surface: None,
+        });
     }
     Ok(())
 }
@@ -382,15 +504,29 @@ fn versionless<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>>
     let len = ctx.len();
     ctx.anchors = match anchors_from(obj.get("anchor_points"), "anchor_points", len)? {
         Some(a) => a,
-        None => Anchors::from_list(vec![("system_prompt".into(), 0), ("tools".into(), 0), ("messages".into(), len)]),
+        None => Anchors::from_list(vec![
+            ("system_prompt".into(), 0),
+            ("tools".into(), 0),
+            ("messages".into(), len),
+        ]),
     };
     Ok(ctx)
 }
 
 fn seed_message(v: &Value) -> Result<Message> {
-    let o = v.as_object().ok_or_else(|| Error::Decode("expected an object".into()))?;
+    let o = v
+        .as_object()
+        .ok_or_else(|| Error::Decode("expected an object".into()))?;
     let mut std_form = Map::new();
-    for k in ["role", "name", "tool_calls", "tool_call_id", "metadata", "id", "_type"] {
+    for k in [
+        "role",
+        "name",
+        "tool_calls",
+        "tool_call_id",
+        "metadata",
+        "id",
+        "_type",
+    ] {
         if let Some(x) = o.get(k) {
             std_form.insert(k.into(), x.clone());
         }
@@ -399,7 +535,8 @@ fn seed_message(v: &Value) -> Result<Message> {
         std_form.insert("hook_ids".into(), h.clone());
     }
     let mut m = Message::from_json(&Value::Object(std_form))?;
-    m.content = content_from_json(o.get("content").unwrap_or(&Value::Null)).map_err(|e| e.at("content"))?;
+    m.content =
+        content_from_json(o.get("content").unwrap_or(&Value::Null)).map_err(|e| e.at("content"))?;
     if m.kind == Kind::SystemPrompt && !m.hook_ids.is_empty() {
         // Its content holds an old resolution; the base text is `_static_text`.
         m.content = match o.get("_static_text") {
@@ -411,11 +548,12 @@ fn seed_message(v: &Value) -> Result<Message> {
     }
     if let Some(t) = o.get("creation_timestamp") {
         match t {
-            Value::String(t) => m.created_at = time::parse_iso(t).map_err(|e| e.at("creation_timestamp"))?,
+            Value::String(t) => {
+                m.created_at = time::parse_iso(t).map_err(|e| e.at("creation_timestamp"))?
+            }
             Value::Null => {}
             _ => return decode("creation_timestamp: expected a string"),
         }
     }
     Ok(m)
 }
-

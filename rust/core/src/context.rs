@@ -30,8 +30,7 @@ impl MessageHandle for Arc<Message> {
     }
 }
 
-pub const INTERRUPTED: &str =
-    "Tool call was interrupted and not executed. Please retry if needed.";
+pub const INTERRUPTED: &str = "Tool call was interrupted and not executed. Please retry if needed.";
 
 #[derive(Debug, Clone)]
 pub struct Context<H> {
@@ -116,7 +115,10 @@ impl<H: MessageHandle> Context<H> {
 
     /// The fold, without resolution or overlay.
     pub fn raw_messages(&self) -> Vec<H> {
-        self.transcript.iter().map(|s| self.handle(s).clone()).collect()
+        self.transcript
+            .iter()
+            .map(|s| self.handle(s).clone())
+            .collect()
     }
 
     pub fn overlay(&self) -> Option<&str> {
@@ -130,9 +132,21 @@ impl<H: MessageHandle> Context<H> {
 
     // ---- writing -------------------------------------------------------------------------
 
-    fn push(&mut self, kind: EventType, time: Micros, data: Map<String, Value>, surface: Option<(Op, H)>) -> &Event<H> {
+    fn push(
+        &mut self,
+        kind: EventType,
+        time: Micros,
+        data: Map<String, Value>,
+        surface: Option<(Op, H)>,
+    ) -> &Event<H> {
         let seq = self.events.len() as u64;
-        self.events.push(Event { seq, kind, time, data, surface });
+        self.events.push(Event {
+            seq,
+            kind,
+            time,
+            data,
+            surface,
+        });
         self.events.last().expect("just pushed")
     }
 
@@ -142,7 +156,12 @@ impl<H: MessageHandle> Context<H> {
             Op::Insert(p) => self.transcript.insert(p, seq),
             Op::Replace(a, b) => self.transcript.replace(a, b, seq),
         }
-        if matches!(op, Op::Replace(..)) || self.shown_head.as_ref().is_some_and(|_| self.transcript.get(0) == Some(seq)) {
+        if matches!(op, Op::Replace(..))
+            || self
+                .shown_head
+                .as_ref()
+                .is_some_and(|_| self.transcript.get(0) == Some(seq))
+        {
             self.shown_head = None;
         }
         let m = h.message();
@@ -177,7 +196,10 @@ impl<H: MessageHandle> Context<H> {
     /// Insert at a position that is not an anchor (patching): anchors at `p` or later move up.
     pub fn insert_at(&mut self, p: usize, h: H) -> Result<&Event<H>> {
         if p > self.len() {
-            return Err(Error::Index(format!("position {p} is outside the {}-message transcript", self.len())));
+            return Err(Error::Index(format!(
+                "position {p} is outside the {}-message transcript",
+                self.len()
+            )));
         }
         self.anchors.shift_at_or_after(p);
         Ok(self.push_surface(Op::Insert(p), h, None))
@@ -187,7 +209,9 @@ impl<H: MessageHandle> Context<H> {
     /// `Ok(None)` when the range is outside the transcript (the caller warns).
     pub fn replace_range(&mut self, first: usize, last: usize, h: H) -> Result<Option<&Event<H>>> {
         if first > last {
-            return Err(Error::Value(format!("replace range {first}..{last} is descending")));
+            return Err(Error::Value(format!(
+                "replace range {first}..{last} is descending"
+            )));
         }
         if last >= self.len() {
             return Ok(None);
@@ -207,7 +231,10 @@ impl<H: MessageHandle> Context<H> {
     /// A bookkeeping event. The caller has checked the type (refusals are warnings there).
     pub fn log_event(&mut self, kind: EventType, data: Map<String, Value>) -> Result<&Event<H>> {
         if !kind.is_bookkeeping() {
-            return Err(Error::Value(format!("{} is not a bookkeeping event type", kind.name())));
+            return Err(Error::Value(format!(
+                "{} is not a bookkeeping event type",
+                kind.name()
+            )));
         }
         Ok(self.push(kind, time::now(), data, None))
     }
@@ -282,6 +309,9 @@ impl<H: MessageHandle> Context<H> {
     }
 
     pub fn assistant_count(&self) -> usize {
-        self.transcript.iter().filter(|s| self.handle(*s).message().role == Role::Assistant).count()
+        self.transcript
+            .iter()
+            .filter(|s| self.handle(*s).message().role == Role::Assistant)
+            .count()
     }
 }

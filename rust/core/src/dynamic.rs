@@ -25,7 +25,9 @@ pub const TOOL_FILTER: &str = "tool_filter";
 fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::Value(format!("tool_list output is not JSON: {e}")))?;
-    let arr = v.as_array().ok_or_else(|| Error::Value("tool_list output must be a JSON list".into()))?;
+    let arr = v
+        .as_array()
+        .ok_or_else(|| Error::Value("tool_list output must be a JSON list".into()))?;
     let mut out = Vec::with_capacity(arr.len());
     for (i, t) in arr.iter().enumerate() {
         let o = t
@@ -37,8 +39,14 @@ fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
         let mut p = Map::new();
         p.insert("type".into(), Value::String("tool".into()));
         p.insert("name".into(), o["name"].clone());
-        p.insert("description".into(), o.get("description").cloned().unwrap_or(Value::Null));
-        p.insert("parameters".into(), o.get("parameters").cloned().unwrap_or(Value::Null));
+        p.insert(
+            "description".into(),
+            o.get("description").cloned().unwrap_or(Value::Null),
+        );
+        p.insert(
+            "parameters".into(),
+            o.get("parameters").cloned().unwrap_or(Value::Null),
+        );
         out.push(p);
     }
     Ok(out)
@@ -48,7 +56,9 @@ fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
 fn parse_tool_filter(text: &str) -> Result<Vec<regex::Regex>> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::Value(format!("tool_filter output is not JSON: {e}")))?;
-    let arr = v.as_array().ok_or_else(|| Error::Value("tool_filter output must be a JSON list".into()))?;
+    let arr = v
+        .as_array()
+        .ok_or_else(|| Error::Value("tool_filter output must be a JSON list".into()))?;
     arr.iter()
         .enumerate()
         .map(|(i, p)| {
@@ -96,7 +106,10 @@ impl<H: MessageHandle> Context<H> {
     }
 
     fn bound_text(&self, hook: &str) -> Option<&str> {
-        self.bindings.get(hook).and_then(|h| self.content_map.get(h)).map(String::as_str)
+        self.bindings
+            .get(hook)
+            .and_then(|h| self.content_map.get(h))
+            .map(String::as_str)
     }
 
     /// The message as shown: with its hooks resolved. Derived messages are cached until the
@@ -136,7 +149,11 @@ impl<H: MessageHandle> Context<H> {
             out.content = Content::Parts(parts);
             return Some(out);
         }
-        let hooks: Vec<&str> = m.hook_ids.iter().filter_map(|h| self.bound_text(h)).collect();
+        let hooks: Vec<&str> = m
+            .hook_ids
+            .iter()
+            .filter_map(|h| self.bound_text(h))
+            .collect();
         if hooks.is_empty() {
             return None;
         }
@@ -152,10 +169,16 @@ impl<H: MessageHandle> Context<H> {
             Content::None | Content::Text(_) => Content::Text(text),
             Content::Parts(parts) => {
                 let first_text = parts.iter().position(|p| part_type(p) == Some("text"));
-                let mut merged: Vec<Part> =
-                    parts.iter().filter(|p| part_type(p) != Some("text")).cloned().collect();
+                let mut merged: Vec<Part> = parts
+                    .iter()
+                    .filter(|p| part_type(p) != Some("text"))
+                    .cloned()
+                    .collect();
                 let at = match first_text {
-                    Some(i) => parts[..i].iter().filter(|p| part_type(p) != Some("text")).count(),
+                    Some(i) => parts[..i]
+                        .iter()
+                        .filter(|p| part_type(p) != Some("text"))
+                        .count(),
                     None => merged.len(),
                 };
                 merged.insert(at, text_part(&text));
@@ -172,7 +195,9 @@ impl<H: MessageHandle> Context<H> {
         let head_seq = self.transcript.get(0);
         let key = head_seq.unwrap_or(u32::MAX);
         let head = head_seq.map(|s| self.resolved(s));
-        let replaces_head = head.as_ref().is_some_and(|h| h.message().role == Role::System);
+        let replaces_head = head
+            .as_ref()
+            .is_some_and(|h| h.message().role == Role::System);
         if let Some((k, h)) = &self.shown_head {
             if *k == key {
                 return Some((replaces_head, h.clone()));
@@ -188,8 +213,15 @@ impl<H: MessageHandle> Context<H> {
                         let mut parts = parts.clone();
                         match parts.iter().rposition(|p| part_type(p) == Some("text")) {
                             Some(i) => {
-                                let old = parts[i].get("text").and_then(Value::as_str).unwrap_or("").to_string();
-                                parts[i].insert("text".into(), Value::String(format!("{old}\n\n{overlay}")));
+                                let old = parts[i]
+                                    .get("text")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_string();
+                                parts[i].insert(
+                                    "text".into(),
+                                    Value::String(format!("{old}\n\n{overlay}")),
+                                );
                             }
                             None => parts.push(text_part(&overlay)),
                         }
@@ -200,7 +232,9 @@ impl<H: MessageHandle> Context<H> {
             }
             _ => {
                 let mut m = Message::new(Role::System, Content::Text(overlay));
-                m.created_at = head.as_ref().map_or(self.created_at, |h| h.message().created_at);
+                m.created_at = head
+                    .as_ref()
+                    .map_or(self.created_at, |h| h.message().created_at);
                 // A stable id for as long as the head stays the same.
                 m.id = format!("overlay-{}", self.id);
                 m

@@ -126,7 +126,9 @@ impl Op {
             Some("replace") => {
                 let (a, b) = (idx("first")?, idx("last")?);
                 if a > b {
-                    return Err(Error::Decode(format!("replace range {a}..{b} is descending")));
+                    return Err(Error::Decode(format!(
+                        "replace range {a}..{b} is descending"
+                    )));
                 }
                 Ok(Op::Replace(a, b))
             }

@@ -8,7 +8,8 @@ use crate::time;
 impl<H: MessageHandle> Context<H> {
     fn first_of_kind(&self, anchor: &str, kind: Kind) -> Option<usize> {
         let (start, end) = self.anchors.partition(anchor)?;
-        (start..end.min(self.len())).find(|&p| self.raw_at(p).is_some_and(|h| h.message().kind == kind))
+        (start..end.min(self.len()))
+            .find(|&p| self.raw_at(p).is_some_and(|h| h.message().kind == kind))
     }
 
     /// Positions of the special messages: the first `SystemPromptMessage` in the
@@ -21,11 +22,15 @@ impl<H: MessageHandle> Context<H> {
     }
 
     pub fn system_prompt_message(&self) -> Option<H> {
-        self.special_positions().0.and_then(|p| self.raw_at(p).cloned())
+        self.special_positions()
+            .0
+            .and_then(|p| self.raw_at(p).cloned())
     }
 
     pub fn tool_definitions_message(&self) -> Option<H> {
-        self.special_positions().1.and_then(|p| self.raw_at(p).cloned())
+        self.special_positions()
+            .1
+            .and_then(|p| self.raw_at(p).cloned())
     }
 
     /// A child made of `messages` (in order) with `anchors` already laid out for them.
@@ -47,7 +52,11 @@ impl<H: MessageHandle> Context<H> {
     /// messages, or the given replacements for them.
     pub fn fork(&mut self, kept: &[usize], sp: Option<H>, td: Option<H>) -> Context<H> {
         let (sp_pos, td_pos) = self.special_positions();
-        let mut sel: Vec<usize> = kept.iter().copied().filter(|p| Some(*p) != sp_pos && Some(*p) != td_pos).collect();
+        let mut sel: Vec<usize> = kept
+            .iter()
+            .copied()
+            .filter(|p| Some(*p) != sp_pos && Some(*p) != td_pos)
+            .collect();
         sel.extend(sp_pos);
         sel.extend(td_pos);
         sel.sort_unstable();
@@ -79,7 +88,13 @@ impl<H: MessageHandle> Context<H> {
     }
 
     /// Python slice bounds over event seqs, relative to `next_seq`.
-    pub fn fork_insert_sequence(&mut self, sp: Option<H>, td: Option<H>, start: Option<i64>, end: Option<i64>) -> Context<H> {
+    pub fn fork_insert_sequence(
+        &mut self,
+        sp: Option<H>,
+        td: Option<H>,
+        start: Option<i64>,
+        end: Option<i64>,
+    ) -> Context<H> {
         let m = self.next_seq() as i64;
         let clamp = |v: Option<i64>, default: i64| match v {
             None => default,
@@ -132,7 +147,11 @@ impl<H: MessageHandle> Context<H> {
             let m = h.message();
             let derived = match &m.content {
                 Content::Parts(parts) if parts.iter().any(|x| part_type(x) == Some("thinking")) => {
-                    let rest: Vec<_> = parts.iter().filter(|x| part_type(x) != Some("thinking")).cloned().collect();
+                    let rest: Vec<_> = parts
+                        .iter()
+                        .filter(|x| part_type(x) != Some("thinking"))
+                        .cloned()
+                        .collect();
                     if rest.is_empty() && m.tool_calls.is_empty() {
                         continue;
                     }

@@ -212,13 +212,19 @@ impl Message {
         let mut out = Vec::new();
         for c in &self.tool_calls {
             if let Some(id) = c.get("id").and_then(Value::as_str) {
-                out.push((id.to_string(), c.get("name").and_then(Value::as_str).map(str::to_string)));
+                out.push((
+                    id.to_string(),
+                    c.get("name").and_then(Value::as_str).map(str::to_string),
+                ));
             }
         }
         if let Content::Parts(parts) = &self.content {
             for p in parts.iter().filter(|p| part_type(p) == Some("tool_use")) {
                 if let Some(id) = p.get("call_id").and_then(Value::as_str) {
-                    out.push((id.to_string(), p.get("name").and_then(Value::as_str).map(str::to_string)));
+                    out.push((
+                        id.to_string(),
+                        p.get("name").and_then(Value::as_str).map(str::to_string),
+                    ));
                 }
             }
         }
@@ -263,7 +269,10 @@ impl Message {
         );
         m.insert("tool_call_id".into(), opt_str(&self.tool_call_id));
         m.insert("metadata".into(), Value::Object(self.metadata.clone()));
-        m.insert("created_at".into(), Value::String(time::to_iso(self.created_at)));
+        m.insert(
+            "created_at".into(),
+            Value::String(time::to_iso(self.created_at)),
+        );
         m.insert(
             "hook_ids".into(),
             Value::Array(self.hook_ids.iter().cloned().map(Value::String).collect()),
@@ -289,7 +298,12 @@ impl Message {
     /// What a version 1 reader reads: role, content, tool_calls, tool_call_id, name, metadata.
     pub fn to_json_v1(&self) -> Map<String, Value> {
         let mut m = self.to_json();
-        m.retain(|k, _| matches!(k.as_str(), "role" | "content" | "tool_calls" | "tool_call_id" | "name" | "metadata"));
+        m.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "role" | "content" | "tool_calls" | "tool_call_id" | "name" | "metadata"
+            )
+        });
         m
     }
 
@@ -328,7 +342,9 @@ impl Message {
         }
         match obj.get("created_at") {
             None | Some(Value::Null) => {}
-            Some(Value::String(s)) => m.created_at = time::parse_iso(s).map_err(|e| prefix(e, "created_at"))?,
+            Some(Value::String(s)) => {
+                m.created_at = time::parse_iso(s).map_err(|e| prefix(e, "created_at"))?
+            }
             Some(_) => return Err(Error::Type("created_at must be an ISO-8601 string".into())),
         }
         match obj.get("id") {
@@ -402,7 +418,9 @@ pub fn content_from_json(v: &Value) -> Result<Content> {
             }
             Ok(Content::Parts(parts))
         }
-        _ => Err(Error::Type("content must be a string, a list of parts or null".into())),
+        _ => Err(Error::Type(
+            "content must be a string, a list of parts or null".into(),
+        )),
     }
 }
 
@@ -410,7 +428,11 @@ pub fn validate_tool_call(call: &Map<String, Value>) -> Result<()> {
     for key in ["id", "name"] {
         match call.get(key) {
             Some(Value::String(_)) => {}
-            Some(_) => return Err(Error::Value(format!("a tool call's {key} must be a string"))),
+            Some(_) => {
+                return Err(Error::Value(format!(
+                    "a tool call's {key} must be a string"
+                )))
+            }
             None => return Err(Error::Value(format!("a tool call needs {key:?}"))),
         }
     }

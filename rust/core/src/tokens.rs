@@ -42,10 +42,17 @@ impl Encoding {
     }
 
     pub fn parse(name: &str) -> Result<Encoding> {
-        ENCODINGS.iter().copied().find(|e| e.name() == name).ok_or_else(|| {
-            let known: Vec<&str> = ENCODINGS.iter().map(|e| e.name()).collect();
-            Error::Value(format!("unknown encoding {name:?}; known encodings: {}", known.join(", ")))
-        })
+        ENCODINGS
+            .iter()
+            .copied()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = ENCODINGS.iter().map(|e| e.name()).collect();
+                Error::Value(format!(
+                    "unknown encoding {name:?}; known encodings: {}",
+                    known.join(", ")
+                ))
+            })
     }
 
     pub fn slot(self) -> usize {
@@ -102,7 +109,9 @@ pub fn count_text(text: &str, enc: Encoding) -> Result<usize> {
             Ok(tokens.len())
         }
         Ok(Err(e)) => Err(Error::Value(format!("cannot tokenize text: {}", e.message))),
-        Err(_) => Err(Error::Value("cannot tokenize text: the tokenizer failed".into())),
+        Err(_) => Err(Error::Value(
+            "cannot tokenize text: the tokenizer failed".into(),
+        )),
     }
 }
 
@@ -173,12 +182,16 @@ pub fn warm<'a, I>(messages: I, enc: Encoding) -> Result<()>
 where
     I: IntoIterator<Item = &'a Message>,
 {
-    let todo: Vec<&Message> = messages.into_iter().filter(|m| m.tokens.get(enc).is_none()).collect();
+    let todo: Vec<&Message> = messages
+        .into_iter()
+        .filter(|m| m.tokens.get(enc).is_none())
+        .collect();
     if todo.len() < 64 {
         for m in todo {
             message_tokens(m, enc)?;
         }
         return Ok(());
     }
-    todo.par_iter().try_for_each(|m| message_tokens(m, enc).map(|_| ()))
+    todo.par_iter()
+        .try_for_each(|m| message_tokens(m, enc).map(|_| ()))
 }

@@ -17,7 +17,10 @@ struct Chunk {
 
 impl Chunk {
     fn new(seqs: Vec<u32>) -> Chunk {
-        Chunk { seqs, sums: [None; ENCODINGS.len()] }
+        Chunk {
+            seqs,
+            sums: [None; ENCODINGS.len()],
+        }
     }
     fn touched(&mut self) {
         self.sums = [None; ENCODINGS.len()];
@@ -156,13 +159,18 @@ mod tests {
     fn inserts_and_replaces_match_a_vec() {
         let mut t = Transcript::default();
         let mut model = Vec::new();
-        let mut seq = 0u32;
         let mut x: u64 = 12345;
-        for _ in 0..6000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        for seq in 0..6000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let r = (x >> 33) as usize;
-            if model.is_empty() || r % 5 != 0 {
-                let i = if r % 3 == 0 { model.len() } else { r % (model.len() + 1) };
+            if model.is_empty() || !r.is_multiple_of(5) {
+                let i = if r.is_multiple_of(3) {
+                    model.len()
+                } else {
+                    r % (model.len() + 1)
+                };
                 t.insert(i, seq);
                 model.insert(i, seq);
             } else {
@@ -171,7 +179,6 @@ mod tests {
                 t.replace(a, b, seq);
                 model.splice(a..=b, std::iter::once(seq));
             }
-            seq += 1;
         }
         check(&t, &model);
     }

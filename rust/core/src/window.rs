@@ -10,8 +10,9 @@ impl<H: MessageHandle> Context<H> {
     /// Fill every missing chunk sum, counting uncounted messages in parallel.
     fn ensure_sums(&mut self, enc: Encoding) -> Result<()> {
         let slot = enc.slot();
-        let missing: Vec<usize> =
-            (0..self.transcript.chunk_count()).filter(|&c| self.transcript.chunk_sum(c, slot).is_none()).collect();
+        let missing: Vec<usize> = (0..self.transcript.chunk_count())
+            .filter(|&c| self.transcript.chunk_sum(c, slot).is_none())
+            .collect();
         if missing.is_empty() {
             return Ok(());
         }
@@ -54,7 +55,9 @@ impl<H: MessageHandle> Context<H> {
     pub fn total_tokens(&mut self, enc: Encoding) -> Result<u64> {
         self.ensure_sums(enc)?;
         let slot = enc.slot();
-        let sum: u64 = (0..self.transcript.chunk_count()).map(|c| self.transcript.chunk_sum(c, slot).unwrap_or(0)).sum();
+        let sum: u64 = (0..self.transcript.chunk_count())
+            .map(|c| self.transcript.chunk_sum(c, slot).unwrap_or(0))
+            .sum();
         let (head_delta, prepended) = self.overlay_cost(enc)?;
         Ok((sum as i64 + head_delta) as u64 + prepended)
     }
@@ -66,7 +69,11 @@ impl<H: MessageHandle> Context<H> {
     }
 
     /// The non-special positions the token window keeps; `None` when nothing has to go.
-    pub fn token_window_positions(&mut self, max_tokens: u64, enc: Encoding) -> Result<Option<Vec<usize>>> {
+    pub fn token_window_positions(
+        &mut self,
+        max_tokens: u64,
+        enc: Encoding,
+    ) -> Result<Option<Vec<usize>>> {
         self.ensure_sums(enc)?;
         let (sp, td) = self.special_positions();
         let specials: Vec<usize> = [sp, td].into_iter().flatten().collect();
@@ -118,19 +125,30 @@ impl<H: MessageHandle> Context<H> {
             }
             break;
         }
-        let mut kept: Vec<usize> = (start..self.len()).filter(|p| !specials.contains(p)).collect();
+        let mut kept: Vec<usize> = (start..self.len())
+            .filter(|p| !specials.contains(p))
+            .collect();
         self.drop_leading_tool_results(&mut kept);
         Ok(Some(kept))
     }
 
-    pub fn rolling_token_window(&mut self, max_tokens: u64, enc: Encoding) -> Result<Option<Context<H>>> {
-        Ok(self.token_window_positions(max_tokens, enc)?.map(|kept| self.fork(&kept, None, None)))
+    pub fn rolling_token_window(
+        &mut self,
+        max_tokens: u64,
+        enc: Encoding,
+    ) -> Result<Option<Context<H>>> {
+        Ok(self
+            .token_window_positions(max_tokens, enc)?
+            .map(|kept| self.fork(&kept, None, None)))
     }
 
     /// Count every shown message in `enc` (used to warm caches ahead of time).
     pub fn message_token_counts(&mut self, enc: Encoding) -> Result<Vec<u64>> {
         let shown = self.messages();
         warm(shown.iter().map(|h| h.message()), enc)?;
-        shown.iter().map(|h| message_tokens(h.message(), enc)).collect()
+        shown
+            .iter()
+            .map(|h| message_tokens(h.message(), enc))
+            .collect()
     }
 }

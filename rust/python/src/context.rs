@@ -28,7 +28,13 @@ pub struct PyEvent {
 
 impl PyEvent {
     fn of(e: &Event<Handle>) -> PyEvent {
-        PyEvent { seq: e.seq, kind: e.kind, time: e.time, extra: e.data.clone(), surface: e.surface.clone() }
+        PyEvent {
+            seq: e.seq,
+            kind: e.kind,
+            time: e.time,
+            extra: e.data.clone(),
+            surface: e.surface.clone(),
+        }
     }
     fn data_value(&self) -> Map<String, Value> {
         let mut d = Map::new();
@@ -67,21 +73,34 @@ impl PyEvent {
         self.surface.as_ref().map(|(_, h)| h.to_py(py)).transpose()
     }
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
-        let Ok(o) = other.cast::<PyEvent>() else { return py.NotImplemented() };
+        let Ok(o) = other.cast::<PyEvent>() else {
+            return py.NotImplemented();
+        };
         let o = o.get();
-        let eq = self.seq == o.seq && self.kind == o.kind && self.time == o.time && self.data_value() == o.data_value();
+        let eq = self.seq == o.seq
+            && self.kind == o.kind
+            && self.time == o.time
+            && self.data_value() == o.data_value();
         let r = match op {
             CompareOp::Eq => eq,
             CompareOp::Ne => !eq,
             _ => return py.NotImplemented(),
         };
-        pyo3::types::PyBool::new(py, r).to_owned().into_any().unbind()
+        pyo3::types::PyBool::new(py, r)
+            .to_owned()
+            .into_any()
+            .unbind()
     }
     fn __hash__(&self) -> u64 {
         self.seq ^ (self.time as u64)
     }
     fn __repr__(&self) -> String {
-        format!("Event(seq={}, type={:?}, time={:?})", self.seq, self.kind.name(), ctxfold_core::time::to_iso(self.time))
+        format!(
+            "Event(seq={}, type={:?}, time={:?})",
+            self.seq,
+            self.kind.name(),
+            ctxfold_core::time::to_iso(self.time)
+        )
     }
 }
 
@@ -93,7 +112,9 @@ pub struct ContextCore {
 
 impl ContextCore {
     fn wrap(c: Core) -> ContextCore {
-        ContextCore { inner: Mutex::new(c) }
+        ContextCore {
+            inner: Mutex::new(c),
+        }
     }
 
     /// Take the lock without ever waiting for it while attached: a thread that holds the lock
@@ -110,7 +131,10 @@ impl ContextCore {
 }
 
 fn handles_to_list<'py>(py: Python<'py>, hs: &[Handle]) -> PyResult<Bound<'py, PyList>> {
-    let items = hs.iter().map(|h| h.to_py(py)).collect::<PyResult<Vec<_>>>()?;
+    let items = hs
+        .iter()
+        .map(|h| h.to_py(py))
+        .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
 
@@ -131,7 +155,10 @@ impl ContextCore {
             Some(t) if !t.is_none() => micros(t)?,
             _ => ctxfold_core::time::now(),
         };
-        Ok(ContextCore::wrap(Context::new(id.unwrap_or_else(ctxfold_core::message::new_id), t)))
+        Ok(ContextCore::wrap(Context::new(
+            id.unwrap_or_else(ctxfold_core::message::new_id),
+            t,
+        )))
     }
 
     #[getter]
@@ -169,7 +196,13 @@ impl ContextCore {
     }
 
     #[pyo3(signature = (message, anchor_point="messages", source=None))]
-    fn append(&self, py: Python<'_>, message: &Bound<'_, PyMessage>, anchor_point: &str, source: Option<String>) -> PyResult<PyEvent> {
+    fn append(
+        &self,
+        py: Python<'_>,
+        message: &Bound<'_, PyMessage>,
+        anchor_point: &str,
+        source: Option<String>,
+    ) -> PyResult<PyEvent> {
         let h = Handle::from_py(message);
         let mut c = self.lock(py);
         c.append(h, anchor_point, source).map(PyEvent::of).py()
@@ -177,38 +210,70 @@ impl ContextCore {
 
     /// Append many at one anchor; one event each.
     #[pyo3(signature = (messages, anchor_point="messages"))]
-    fn extend(&self, py: Python<'_>, messages: &Bound<'_, PyAny>, anchor_point: &str) -> PyResult<Vec<PyEvent>> {
+    fn extend(
+        &self,
+        py: Python<'_>,
+        messages: &Bound<'_, PyAny>,
+        anchor_point: &str,
+    ) -> PyResult<Vec<PyEvent>> {
         let hs = messages
             .try_iter()?
-            .map(|m| Ok(Handle::from_py(m?.cast::<PyMessage>().map_err(|_| pyo3::exceptions::PyTypeError::new_err("expected Message objects"))?)))
+            .map(|m| {
+                Ok(Handle::from_py(m?.cast::<PyMessage>().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err("expected Message objects")
+                })?))
+            })
             .collect::<PyResult<Vec<_>>>()?;
         let mut c = self.lock(py);
         c.anchors.position(anchor_point).py()?;
-        hs.into_iter().map(|h| c.append(h, anchor_point, None).map(PyEvent::of).py()).collect()
+        hs.into_iter()
+            .map(|h| c.append(h, anchor_point, None).map(PyEvent::of).py())
+            .collect()
     }
 
     #[pyo3(signature = (name, msg_index, after_existing=true))]
-    fn add_anchor(&self, py: Python<'_>, name: &str, msg_index: i64, after_existing: bool) -> PyResult<()> {
+    fn add_anchor(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        msg_index: i64,
+        after_existing: bool,
+    ) -> PyResult<()> {
         let mut c = self.lock(py);
         let len = c.len();
         if msg_index < 0 {
-            return Err(pyo3::exceptions::PyIndexError::new_err(format!("anchor index {msg_index} is outside [0, {len}]")));
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "anchor index {msg_index} is outside [0, {len}]"
+            )));
         }
-        c.anchors.add(name, msg_index as usize, len, after_existing).py()
+        c.anchors
+            .add(name, msg_index as usize, len, after_existing)
+            .py()
     }
 
     /// `None` when the range is outside the transcript.
-    fn replace_range(&self, py: Python<'_>, first: i64, last: i64, message: &Bound<'_, PyMessage>) -> PyResult<Option<PyEvent>> {
+    fn replace_range(
+        &self,
+        py: Python<'_>,
+        first: i64,
+        last: i64,
+        message: &Bound<'_, PyMessage>,
+    ) -> PyResult<Option<PyEvent>> {
         if first < 0 || last < 0 {
-            return Err(PyValueError::new_err(format!("negative index in replace range {first}..{last}")));
+            return Err(PyValueError::new_err(format!(
+                "negative index in replace range {first}..{last}"
+            )));
         }
         let h = Handle::from_py(message);
         let mut c = self.lock(py);
-        c.replace_range(first as usize, last as usize, h).map(|e| e.map(PyEvent::of)).py()
+        c.replace_range(first as usize, last as usize, h)
+            .map(|e| e.map(PyEvent::of))
+            .py()
     }
 
     fn log_event(&self, py: Python<'_>, kind: &str, data: &Bound<'_, PyDict>) -> PyResult<PyEvent> {
-        let t = EventType::parse(kind).ok_or_else(|| PyValueError::new_err(format!("unknown event type {kind:?}")))?;
+        let t = EventType::parse(kind)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown event type {kind:?}")))?;
         let data = to_map(data)?;
         let mut c = self.lock(py);
         c.log_event(t, data).map(PyEvent::of).py()
@@ -217,14 +282,25 @@ impl ContextCore {
     fn patch_dangling_tool_calls(&self, py: Python<'_>) -> PyResult<Vec<PyEvent>> {
         let mut c = self.lock(py);
         let seqs = c.patch_dangling_tool_calls().py()?;
-        Ok(seqs.into_iter().filter_map(|s| c.event(s).map(PyEvent::of)).collect())
+        Ok(seqs
+            .into_iter()
+            .filter_map(|s| c.event(s).map(PyEvent::of))
+            .collect())
     }
 
-    fn materialize(&self, py: Python<'_>, outputs: &Bound<'_, PyDict>) -> PyResult<Option<PyEvent>> {
+    fn materialize(
+        &self,
+        py: Python<'_>,
+        outputs: &Bound<'_, PyDict>,
+    ) -> PyResult<Option<PyEvent>> {
         let mut pairs = Vec::new();
         for (k, v) in outputs.iter() {
             let k: String = k.extract()?;
-            let v = v.cast::<pyo3::types::PyString>().map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("output of hook {k:?} must be a str")))?;
+            let v = v.cast::<pyo3::types::PyString>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "output of hook {k:?} must be a str"
+                ))
+            })?;
             pairs.push((k, convert::string(v)?));
         }
         let mut c = self.lock(py);
@@ -269,7 +345,17 @@ impl ContextCore {
     #[getter]
     fn anchor_points<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let list = self.lock(py).anchors.list().to_vec();
-        list.iter().map(|(n, i)| PyTuple::new(py, [n.into_pyobject(py)?.into_any(), i.into_pyobject(py)?.into_any()])).collect()
+        list.iter()
+            .map(|(n, i)| {
+                PyTuple::new(
+                    py,
+                    [
+                        n.into_pyobject(py)?.into_any(),
+                        i.into_pyobject(py)?.into_any(),
+                    ],
+                )
+            })
+            .collect()
     }
     #[getter]
     fn content_map<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -327,19 +413,32 @@ impl ContextCore {
         start: Option<i64>,
         end: Option<i64>,
     ) -> ContextCore {
-        let (sp, td) = (opt_handle(system_prompt_message), opt_handle(tool_definitions_message));
+        let (sp, td) = (
+            opt_handle(system_prompt_message),
+            opt_handle(tool_definitions_message),
+        );
         ContextCore::wrap(self.lock(py).fork_insert_sequence(sp, td, start, end))
     }
 
     fn rolling_sequence_window(&self, py: Python<'_>, count: i64) -> PyResult<Option<ContextCore>> {
         if count < 0 {
-            return Err(PyValueError::new_err(format!("count must be non-negative, got {count}")));
+            return Err(PyValueError::new_err(format!(
+                "count must be non-negative, got {count}"
+            )));
         }
-        Ok(self.lock(py).rolling_sequence_window(count as usize).map(ContextCore::wrap))
+        Ok(self
+            .lock(py)
+            .rolling_sequence_window(count as usize)
+            .map(ContextCore::wrap))
     }
 
     #[pyo3(signature = (max_tokens, encoding="cl100k_base"))]
-    fn rolling_token_window(&self, py: Python<'_>, max_tokens: i64, encoding: &str) -> PyResult<Option<ContextCore>> {
+    fn rolling_token_window(
+        &self,
+        py: Python<'_>,
+        max_tokens: i64,
+        encoding: &str,
+    ) -> PyResult<Option<ContextCore>> {
         let e = enc(encoding)?;
         let budget = max_tokens.max(0) as u64;
         let mut g = self.lock(py);
@@ -354,7 +453,11 @@ impl ContextCore {
 
     // ---- persistence ---------------------------------------------------------------------
 
-    fn serialize<'py>(&self, py: Python<'py>, runtime: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    fn serialize<'py>(
+        &self,
+        py: Python<'py>,
+        runtime: &Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let runtime = to_map(runtime)?;
         let doc = {
             let mut g = self.lock(py);
@@ -367,7 +470,12 @@ impl ContextCore {
         }
     }
 
-    fn save(&self, py: Python<'_>, session_dir: PathBuf, runtime: &Bound<'_, PyDict>) -> PyResult<PathBuf> {
+    fn save(
+        &self,
+        py: Python<'_>,
+        session_dir: PathBuf,
+        runtime: &Bound<'_, PyDict>,
+    ) -> PyResult<PathBuf> {
         let runtime = to_map(runtime)?;
         let mut g = self.lock(py);
         let c: &mut Core = &mut g;
@@ -380,19 +488,45 @@ impl ContextCore {
 
     /// (core, runtime fields, versioned) from a file.
     #[staticmethod]
-    fn load_file<'py>(py: Python<'py>, path: PathBuf) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
+    fn load_file<'py>(
+        py: Python<'py>,
+        path: PathBuf,
+    ) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
         let l = py.detach(|| Core::load_file(&path)).py()?;
-        Ok((ContextCore::wrap(l.context), map_to_py(py, &l.runtime)?, l.versioned))
+        Ok((
+            ContextCore::wrap(l.context),
+            map_to_py(py, &l.runtime)?,
+            l.versioned,
+        ))
     }
 
     /// (core, runtime fields, versioned) from a dict; `require_version` for `deserialize`.
     #[staticmethod]
-    fn load_dict<'py>(py: Python<'py>, d: &Bound<'py, PyAny>, require_version: bool) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
-        let d = d.cast::<PyDict>().map_err(|_| crate::errors::decode_err("expected a dict at the top level".into()))?;
-        let v = Value::Object(to_map(d).map_err(|e| crate::errors::decode_err(format!("not a JSON-compatible dict: {e}")))?);
+    fn load_dict<'py>(
+        py: Python<'py>,
+        d: &Bound<'py, PyAny>,
+        require_version: bool,
+    ) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
+        let d = d
+            .cast::<PyDict>()
+            .map_err(|_| crate::errors::decode_err("expected a dict at the top level".into()))?;
+        let v =
+            Value::Object(to_map(d).map_err(|e| {
+                crate::errors::decode_err(format!("not a JSON-compatible dict: {e}"))
+            })?);
         let l = py
-            .detach(|| if require_version { Core::deserialize_value(&v) } else { Core::load_value(&v) })
+            .detach(|| {
+                if require_version {
+                    Core::deserialize_value(&v)
+                } else {
+                    Core::load_value(&v)
+                }
+            })
             .py()?;
-        Ok((ContextCore::wrap(l.context), map_to_py(py, &l.runtime)?, l.versioned))
+        Ok((
+            ContextCore::wrap(l.context),
+            map_to_py(py, &l.runtime)?,
+            l.versioned,
+        ))
     }
 }

@@ -4,8 +4,8 @@ use ctxfold_core::time::Micros;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess, PyDateAccess, PyTuple, PyTzInfo,
-    PyTzInfoAccess,
+    PyBool, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess,
+    PyTuple, PyTzInfo, PyTzInfoAccess,
 };
 use serde_json::{Map, Number, Value};
 
@@ -27,7 +27,9 @@ pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
         if let Ok(v) = i.extract::<u64>() {
             return Ok(Value::from(v));
         }
-        return Err(PyTypeError::new_err("integer out of the 64-bit range is not supported in JSON values"));
+        return Err(PyTypeError::new_err(
+            "integer out of the 64-bit range is not supported in JSON values",
+        ));
     }
     if let Ok(f) = o.cast::<PyFloat>() {
         return Number::from_f64(f.value())
@@ -38,10 +40,18 @@ pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
         return Ok(Value::Object(to_map(d)?));
     }
     if let Ok(l) = o.cast::<PyList>() {
-        return l.iter().map(|x| to_value(&x)).collect::<PyResult<_>>().map(Value::Array);
+        return l
+            .iter()
+            .map(|x| to_value(&x))
+            .collect::<PyResult<_>>()
+            .map(Value::Array);
     }
     if let Ok(t) = o.cast::<PyTuple>() {
-        return t.iter().map(|x| to_value(&x)).collect::<PyResult<_>>().map(Value::Array);
+        return t
+            .iter()
+            .map(|x| to_value(&x))
+            .collect::<PyResult<_>>()
+            .map(Value::Array);
     }
     Err(PyTypeError::new_err(format!(
         "{} is not JSON-compatible (expected dict, list, str, int, float, bool or None)",
@@ -63,9 +73,9 @@ pub fn to_map(d: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
 
 /// A Python str as UTF-8; lone surrogates are a `ValueError`.
 pub fn string(s: &Bound<'_, PyString>) -> PyResult<String> {
-    s.to_str()
-        .map(str::to_string)
-        .map_err(|_| PyValueError::new_err("text contains lone surrogates and is not valid Unicode"))
+    s.to_str().map(str::to_string).map_err(|_| {
+        PyValueError::new_err("text contains lone surrogates and is not valid Unicode")
+    })
 }
 
 pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -83,7 +93,10 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
         }
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(a) => {
-            let items = a.iter().map(|x| to_py(py, x)).collect::<PyResult<Vec<_>>>()?;
+            let items = a
+                .iter()
+                .map(|x| to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_any()
         }
         Value::Object(o) => map_to_py(py, o)?.into_any(),
@@ -120,16 +133,25 @@ pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
 /// A datetime as microseconds since the epoch; a naive one is taken as UTC.
 pub fn micros(o: &Bound<'_, PyAny>) -> PyResult<Micros> {
     let py = o.py();
-    let dt = o.cast::<PyDateTime>().map_err(|_| PyTypeError::new_err("created_at must be a datetime"))?;
+    let dt = o
+        .cast::<PyDateTime>()
+        .map_err(|_| PyTypeError::new_err("created_at must be a datetime"))?;
     let dt = if dt.get_tzinfo().is_some() {
-        dt.call_method1("astimezone", (PyTzInfo::utc(py)?,))?.cast_into::<PyDateTime>()?
+        dt.call_method1("astimezone", (PyTzInfo::utc(py)?,))?
+            .cast_into::<PyDateTime>()?
     } else {
         dt.clone()
     };
-    let date = chrono::NaiveDate::from_ymd_opt(dt.get_year(), dt.get_month().into(), dt.get_day().into())
-        .ok_or_else(|| PyValueError::new_err("invalid date"))?;
+    let date =
+        chrono::NaiveDate::from_ymd_opt(dt.get_year(), dt.get_month().into(), dt.get_day().into())
+            .ok_or_else(|| PyValueError::new_err("invalid date"))?;
     let t = date
-        .and_hms_micro_opt(dt.get_hour().into(), dt.get_minute().into(), dt.get_second().into(), dt.get_microsecond())
+        .and_hms_micro_opt(
+            dt.get_hour().into(),
+            dt.get_minute().into(),
+            dt.get_second().into(),
+            dt.get_microsecond(),
+        )
         .ok_or_else(|| PyValueError::new_err("invalid time"))?;
     Ok(t.and_utc().timestamp_micros())
 }

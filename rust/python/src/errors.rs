@@ -11,7 +11,11 @@ use pyo3::types::PyType;
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNKNOWN_ANCHOR_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-fn class(py: Python<'_>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> PyResult<Py<PyType>> {
+fn class(
+    py: Python<'_>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> PyResult<Py<PyType>> {
     cell.get_or_try_init(py, || {
         let m = py.import("ctxfold.errors")?;
         Ok(m.getattr(name)?.cast_into::<PyType>()?.unbind())

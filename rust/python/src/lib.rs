@@ -16,7 +16,10 @@ fn hook_id(name: &str) -> String {
 /// The encodings token counting knows.
 #[pyfunction]
 fn encodings() -> Vec<&'static str> {
-    ctxfold_core::tokens::ENCODINGS.iter().map(|e| e.name()).collect()
+    ctxfold_core::tokens::ENCODINGS
+        .iter()
+        .map(|e| e.name())
+        .collect()
 }
 
 /// Tokens of a text in an encoding, special-token text counted as ordinary text.

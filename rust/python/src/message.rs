@@ -63,8 +63,12 @@ pub fn new_message(py: Python<'_>, m: Arc<Message>) -> PyResult<Py<PyMessage>> {
     let base = PyClassInitializer::from(PyMessage { inner: m });
     let obj: Bound<'_, PyMessage> = match kind {
         Kind::Plain => Bound::new(py, base)?,
-        Kind::SystemPrompt => Bound::new(py, base.add_subclass(PySystemPromptMessage))?.into_super(),
-        Kind::ToolDefinitions => Bound::new(py, base.add_subclass(PyToolDefinitionsMessage))?.into_super(),
+        Kind::SystemPrompt => {
+            Bound::new(py, base.add_subclass(PySystemPromptMessage))?.into_super()
+        }
+        Kind::ToolDefinitions => {
+            Bound::new(py, base.add_subclass(PyToolDefinitionsMessage))?.into_super()
+        }
     };
     Ok(obj.unbind())
 }
@@ -92,16 +96,22 @@ fn content_from_py(o: Option<&Bound<'_, PyAny>>) -> PyResult<Content> {
             } else if let Ok(d) = item.cast::<PyDict>() {
                 to_map(d)?
             } else {
-                return Err(PyTypeError::new_err(format!("content[{i}] must be a Part or a dict")));
+                return Err(PyTypeError::new_err(format!(
+                    "content[{i}] must be a Part or a dict"
+                )));
             };
             if !matches!(p.get("type"), Some(Value::String(_))) {
-                return Err(PyValueError::new_err(format!("content[{i}] needs a string \"type\"")));
+                return Err(PyValueError::new_err(format!(
+                    "content[{i}] needs a string \"type\""
+                )));
             }
             parts.push(p);
         }
         return Ok(Content::Parts(parts));
     }
-    Err(PyTypeError::new_err("content must be a str, a list of Part, or None"))
+    Err(PyTypeError::new_err(
+        "content must be a str, a list of Part, or None",
+    ))
 }
 
 fn tool_calls_from_py(o: &Bound<'_, PyAny>) -> PyResult<Vec<Map<String, Value>>> {
@@ -111,9 +121,12 @@ fn tool_calls_from_py(o: &Bound<'_, PyAny>) -> PyResult<Vec<Map<String, Value>>>
     let mut out = Vec::new();
     for (i, c) in o.try_iter()?.enumerate() {
         let c = c?;
-        let d = c.cast::<PyDict>().map_err(|_| PyTypeError::new_err(format!("tool_calls[{i}] must be a dict")))?;
+        let d = c
+            .cast::<PyDict>()
+            .map_err(|_| PyTypeError::new_err(format!("tool_calls[{i}] must be a dict")))?;
         let m = to_map(d)?;
-        validate_tool_call(&m).map_err(|e| PyValueError::new_err(format!("tool_calls[{i}]: {e}")))?;
+        validate_tool_call(&m)
+            .map_err(|e| PyValueError::new_err(format!("tool_calls[{i}]: {e}")))?;
         out.push(m);
     }
     Ok(out)
@@ -123,7 +136,9 @@ fn opt_string(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
     if o.is_none() {
         return Ok(None);
     }
-    let s = o.cast::<PyString>().map_err(|_| PyTypeError::new_err(format!("{what} must be a str or None")))?;
+    let s = o
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a str or None")))?;
     Ok(Some(convert::string(s)?))
 }
 
@@ -134,7 +149,9 @@ fn apply_fields(m: &mut Message, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()>
         let key: String = k.extract()?;
         match key.as_str() {
             "role" => {
-                let r: String = v.extract().map_err(|_| PyValueError::new_err("role must be a str"))?;
+                let r: String = v
+                    .extract()
+                    .map_err(|_| PyValueError::new_err("role must be a str"))?;
                 m.role = Role::parse(&r).py()?;
             }
             "content" => m.content = content_from_py(Some(&v))?,
@@ -145,7 +162,9 @@ fn apply_fields(m: &mut Message, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()>
                 m.metadata = if v.is_none() {
                     Map::new()
                 } else {
-                    let d = v.cast::<PyDict>().map_err(|_| PyTypeError::new_err("metadata must be a dict"))?;
+                    let d = v
+                        .cast::<PyDict>()
+                        .map_err(|_| PyTypeError::new_err("metadata must be a dict"))?;
                     to_map(d)?
                 }
             }
@@ -163,22 +182,34 @@ fn apply_fields(m: &mut Message, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()>
                 m.hook_ids = if v.is_none() {
                     Vec::new()
                 } else {
-                    v.try_iter()?.map(|h| h?.extract::<String>()).collect::<PyResult<_>>()?
+                    v.try_iter()?
+                        .map(|h| h?.extract::<String>())
+                        .collect::<PyResult<_>>()?
                 }
             }
-            other => return Err(PyTypeError::new_err(format!("unexpected keyword argument {other:?}"))),
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "unexpected keyword argument {other:?}"
+                )))
+            }
         }
     }
     Ok(())
 }
 
-fn build(role: &str, content: Option<&Bound<'_, PyAny>>, kind: Kind, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Message> {
+fn build(
+    role: &str,
+    content: Option<&Bound<'_, PyAny>>,
+    kind: Kind,
+    kw: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Message> {
     let mut m = Message::new(Role::parse(role).py()?, content_from_py(content)?);
     m.kind = kind;
     apply_fields(&mut m, kw)?;
     Ok(m)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn kwargs<'py>(
     py: Python<'py>,
     name: Option<&Bound<'py, PyAny>>,
@@ -231,32 +262,64 @@ impl PyMessage {
         id: Option<&Bound<'py, PyAny>>,
         hook_ids: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
-        let kw = kwargs(py, name, tool_calls, tool_call_id, metadata, created_at, id, hook_ids)?;
-        Ok(PyMessage { inner: Arc::new(build(role, content, Kind::Plain, Some(&kw))?) })
+        let kw = kwargs(
+            py,
+            name,
+            tool_calls,
+            tool_call_id,
+            metadata,
+            created_at,
+            id,
+            hook_ids,
+        )?;
+        Ok(PyMessage {
+            inner: Arc::new(build(role, content, Kind::Plain, Some(&kw))?),
+        })
     }
 
     #[classmethod]
     #[pyo3(signature = (content, **kw))]
-    fn system(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, content: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyMessage>> {
+    fn system(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        content: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyMessage>> {
         message_from_rust(py, build("system", Some(content), Kind::Plain, kw)?)
     }
 
     #[classmethod]
     #[pyo3(signature = (content, **kw))]
-    fn user(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, content: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyMessage>> {
+    fn user(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        content: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyMessage>> {
         message_from_rust(py, build("user", Some(content), Kind::Plain, kw)?)
     }
 
     #[classmethod]
     #[pyo3(signature = (content=None, **kw))]
-    fn assistant(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, content: Option<&Bound<'_, PyAny>>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyMessage>> {
+    fn assistant(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        content: Option<&Bound<'_, PyAny>>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyMessage>> {
         message_from_rust(py, build("assistant", content, Kind::Plain, kw)?)
     }
 
     /// A tool result; a non-str result is stored as its compact JSON.
     #[classmethod]
     #[pyo3(signature = (tool_call_id, result, **kw))]
-    fn tool(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, tool_call_id: &str, result: &Bound<'_, PyAny>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyMessage>> {
+    fn tool(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        tool_call_id: &str,
+        result: &Bound<'_, PyAny>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyMessage>> {
         let text = match result.cast::<PyString>() {
             Ok(s) => convert::string(s)?,
             Err(_) => compact_json(&to_value(result)?),
@@ -269,17 +332,30 @@ impl PyMessage {
 
     #[classmethod]
     #[pyo3(signature = (role, content_parts, metadata=None))]
-    fn create(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, role: &str, content_parts: &Bound<'_, PyAny>, metadata: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyMessage>> {
+    fn create(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        role: &str,
+        content_parts: &Bound<'_, PyAny>,
+        metadata: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyMessage>> {
         let kw = PyDict::new(py);
         if let Some(md) = metadata {
             kw.set_item("metadata", md)?;
         }
-        message_from_rust(py, build(role, Some(content_parts), Kind::Plain, Some(&kw))?)
+        message_from_rust(
+            py,
+            build(role, Some(content_parts), Kind::Plain, Some(&kw))?,
+        )
     }
 
     /// Read what `to_dict` writes, or any subset of it (`role` required).
     #[classmethod]
-    fn from_dict(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<Py<PyMessage>> {
+    fn from_dict(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        d: &Bound<'_, PyDict>,
+    ) -> PyResult<Py<PyMessage>> {
         let v = Value::Object(to_map(d)?);
         message_from_rust(py, Message::from_json(&v).py()?)
     }
@@ -290,7 +366,11 @@ impl PyMessage {
 
     /// A copy with some fields changed.
     #[pyo3(signature = (**changes))]
-    fn replace(&self, py: Python<'_>, changes: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyMessage>> {
+    fn replace(
+        &self,
+        py: Python<'_>,
+        changes: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyMessage>> {
         let mut m = (*self.inner).clone();
         apply_fields(&mut m, changes)?;
         m.validate().py()?;
@@ -330,7 +410,12 @@ impl PyMessage {
     }
     #[getter]
     fn tool_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self.inner.tool_calls.iter().map(|c| map_to_py(py, c)).collect::<PyResult<Vec<_>>>()?;
+        let items = self
+            .inner
+            .tool_calls
+            .iter()
+            .map(|c| map_to_py(py, c))
+            .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
     #[getter]
@@ -355,11 +440,19 @@ impl PyMessage {
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
-        let Ok(o) = other.cast::<PyMessage>() else { return py.NotImplemented() };
+        let Ok(o) = other.cast::<PyMessage>() else {
+            return py.NotImplemented();
+        };
         let eq = *self.inner == *o.get().inner;
         match op {
-            CompareOp::Eq => eq.into_pyobject(py).map(|b| b.to_owned().into_any().unbind()).unwrap_or_else(|_| py.NotImplemented()),
-            CompareOp::Ne => (!eq).into_pyobject(py).map(|b| b.to_owned().into_any().unbind()).unwrap_or_else(|_| py.NotImplemented()),
+            CompareOp::Eq => eq
+                .into_pyobject(py)
+                .map(|b| b.to_owned().into_any().unbind())
+                .unwrap_or_else(|_| py.NotImplemented()),
+            CompareOp::Ne => (!eq)
+                .into_pyobject(py)
+                .map(|b| b.to_owned().into_any().unbind())
+                .unwrap_or_else(|_| py.NotImplemented()),
             _ => py.NotImplemented(),
         }
     }
@@ -375,14 +468,24 @@ impl PyMessage {
             Content::None => "None".to_string(),
             Content::Text(t) => {
                 let short: String = t.chars().take(60).collect();
-                format!("{:?}{}", short, if t.chars().count() > 60 { "…" } else { "" })
+                format!(
+                    "{:?}{}",
+                    short,
+                    if t.chars().count() > 60 { "…" } else { "" }
+                )
             }
             Content::Parts(p) => format!("[{} parts]", p.len()),
         };
-        Ok(format!("{cls}(role={:?}, content={content}, id={:?})", m.role.as_str(), m.id))
+        Ok(format!(
+            "{cls}(role={:?}, content={content}, id={:?})",
+            m.role.as_str(),
+            m.id
+        ))
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let f = slf.get_type().getattr("from_dict")?;
         Ok((f, (map_to_py(slf.py(), &slf.get().inner.to_json())?,)))
     }
@@ -399,7 +502,14 @@ impl PyMessage {
 fn parts_list<'py>(py: Python<'py>, parts: &[Map<String, Value>]) -> PyResult<Bound<'py, PyList>> {
     let items = parts
         .iter()
-        .map(|p| Bound::new(py, PyPart { inner: Arc::new(p.clone()) }))
+        .map(|p| {
+            Bound::new(
+                py,
+                PyPart {
+                    inner: Arc::new(p.clone()),
+                },
+            )
+        })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
@@ -412,21 +522,35 @@ pub struct PySystemPromptMessage;
 impl PySystemPromptMessage {
     #[new]
     #[pyo3(signature = (role="system", content=None, **kw))]
-    fn py_new(role: &str, content: Option<&Bound<'_, PyAny>>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<PyClassInitializer<Self>> {
+    fn py_new(
+        role: &str,
+        content: Option<&Bound<'_, PyAny>>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
         let m = build(role, content, Kind::SystemPrompt, kw)?;
-        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) }).add_subclass(PySystemPromptMessage))
+        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) })
+            .add_subclass(PySystemPromptMessage))
     }
 
     #[classmethod]
     #[pyo3(name = "create", signature = (static_text=None, hooks=None))]
-    fn create_sp(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, static_text: Option<&str>, hooks: Option<Vec<String>>) -> PyResult<Py<PyMessage>> {
+    fn create_sp(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        static_text: Option<&str>,
+        hooks: Option<Vec<String>>,
+    ) -> PyResult<Py<PyMessage>> {
         let content = match static_text {
             Some(t) => Content::Text(t.to_string()),
             None => Content::None,
         };
         let mut m = Message::new(Role::System, content);
         m.kind = Kind::SystemPrompt;
-        m.hook_ids = hooks.unwrap_or_default().iter().map(|h| hook_id(h)).collect();
+        m.hook_ids = hooks
+            .unwrap_or_default()
+            .iter()
+            .map(|h| hook_id(h))
+            .collect();
         message_from_rust(py, m)
     }
 }
@@ -440,15 +564,24 @@ pub struct PyToolDefinitionsMessage;
 impl PyToolDefinitionsMessage {
     #[new]
     #[pyo3(signature = (role="tool", content=None, **kw))]
-    fn py_new(role: &str, content: Option<&Bound<'_, PyAny>>, kw: Option<&Bound<'_, PyDict>>) -> PyResult<PyClassInitializer<Self>> {
+    fn py_new(
+        role: &str,
+        content: Option<&Bound<'_, PyAny>>,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
         let mut m = build(role, content, Kind::ToolDefinitions, kw)?;
         add_tool_hooks(&mut m, &[]);
-        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) }).add_subclass(PyToolDefinitionsMessage))
+        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) })
+            .add_subclass(PyToolDefinitionsMessage))
     }
 
     #[classmethod]
     #[pyo3(name = "create", signature = (hooks=None))]
-    fn create_td(_cls: &Bound<'_, pyo3::types::PyType>, py: Python<'_>, hooks: Option<Vec<String>>) -> PyResult<Py<PyMessage>> {
+    fn create_td(
+        _cls: &Bound<'_, pyo3::types::PyType>,
+        py: Python<'_>,
+        hooks: Option<Vec<String>>,
+    ) -> PyResult<Py<PyMessage>> {
         let mut m = Message::new(Role::Tool, Content::None);
         m.kind = Kind::ToolDefinitions;
         add_tool_hooks(&mut m, &hooks.unwrap_or_default());
@@ -457,7 +590,11 @@ impl PyToolDefinitionsMessage {
 }
 
 fn add_tool_hooks(m: &mut Message, extra: &[String]) {
-    for name in [TOOL_LIST, TOOL_FILTER].iter().copied().chain(extra.iter().map(String::as_str)) {
+    for name in [TOOL_LIST, TOOL_FILTER]
+        .iter()
+        .copied()
+        .chain(extra.iter().map(String::as_str))
+    {
         let id = hook_id(name);
         if !m.hook_ids.contains(&id) {
             m.hook_ids.push(id);
@@ -473,7 +610,11 @@ pub struct PyPart {
     pub inner: Arc<Map<String, Value>>,
 }
 
-fn make_part(kind: &str, fields: &[(&str, Option<&Bound<'_, PyAny>>)], extra: Option<&Bound<'_, PyDict>>) -> PyResult<PyPart> {
+fn make_part(
+    kind: &str,
+    fields: &[(&str, Option<&Bound<'_, PyAny>>)],
+    extra: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyPart> {
     let mut m = Map::new();
     m.insert("type".into(), Value::String(kind.into()));
     for (k, v) in fields {
@@ -534,18 +675,52 @@ impl PyPart {
     }
     #[staticmethod]
     #[pyo3(signature = (call_id, name, arguments=None, **extra))]
-    fn tool_use(call_id: &Bound<'_, PyAny>, name: &Bound<'_, PyAny>, arguments: Option<&Bound<'_, PyAny>>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("tool_use", &[("call_id", Some(call_id)), ("name", Some(name)), ("arguments", arguments)], extra)
+    fn tool_use(
+        call_id: &Bound<'_, PyAny>,
+        name: &Bound<'_, PyAny>,
+        arguments: Option<&Bound<'_, PyAny>>,
+        extra: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        make_part(
+            "tool_use",
+            &[
+                ("call_id", Some(call_id)),
+                ("name", Some(name)),
+                ("arguments", arguments),
+            ],
+            extra,
+        )
     }
     #[staticmethod]
     #[pyo3(signature = (call_id, content, **extra))]
-    fn tool_result(call_id: &Bound<'_, PyAny>, content: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("tool_result", &[("call_id", Some(call_id)), ("content", Some(content))], extra)
+    fn tool_result(
+        call_id: &Bound<'_, PyAny>,
+        content: &Bound<'_, PyAny>,
+        extra: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        make_part(
+            "tool_result",
+            &[("call_id", Some(call_id)), ("content", Some(content))],
+            extra,
+        )
     }
     #[staticmethod]
     #[pyo3(signature = (name, description=None, parameters=None, **extra))]
-    fn tool(name: &Bound<'_, PyAny>, description: Option<&Bound<'_, PyAny>>, parameters: Option<&Bound<'_, PyAny>>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("tool", &[("name", Some(name)), ("description", description), ("parameters", parameters)], extra)
+    fn tool(
+        name: &Bound<'_, PyAny>,
+        description: Option<&Bound<'_, PyAny>>,
+        parameters: Option<&Bound<'_, PyAny>>,
+        extra: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        make_part(
+            "tool",
+            &[
+                ("name", Some(name)),
+                ("description", description),
+                ("parameters", parameters),
+            ],
+            extra,
+        )
     }
 
     #[staticmethod]
@@ -567,7 +742,12 @@ impl PyPart {
     }
 
     #[pyo3(signature = (key, default=None))]
-    fn get<'py>(&self, py: Python<'py>, key: &str, default: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         match self.inner.get(key) {
             Some(v) => convert::to_py(py, v),
             None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
@@ -597,14 +777,19 @@ impl PyPart {
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
-        let Ok(o) = other.cast::<PyPart>() else { return py.NotImplemented() };
+        let Ok(o) = other.cast::<PyPart>() else {
+            return py.NotImplemented();
+        };
         let eq = *self.inner == *o.get().inner;
         let r = match op {
             CompareOp::Eq => eq,
             CompareOp::Ne => !eq,
             _ => return py.NotImplemented(),
         };
-        pyo3::types::PyBool::new(py, r).to_owned().into_any().unbind()
+        pyo3::types::PyBool::new(py, r)
+            .to_owned()
+            .into_any()
+            .unbind()
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
@@ -612,10 +797,15 @@ impl PyPart {
     }
 
     fn __repr__(&self) -> String {
-        format!("Part({})", compact_json(&Value::Object((*self.inner).clone())))
+        format!(
+            "Part({})",
+            compact_json(&Value::Object((*self.inner).clone()))
+        )
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let f = slf.get_type().getattr("from_dict")?;
         Ok((f, (map_to_py(slf.py(), &slf.get().inner)?,)))
     }

@@ -1,0 +1,55 @@
+"""Side-by-side benchmarks: ctxfold vs a pure-Python implementation vs LangChain, printing
+medians and ratios at the end. Sizes from CTXFOLD_BENCH_SIZES (default 1000,10000,100000)."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections import defaultdict
+
+import pytest
+from _oracle import tiktoken_oracle  # noqa: F401  (fixture)
+
+SIZES = [int(s) for s in os.environ.get("CTXFOLD_BENCH_SIZES", "1000,10000,100000").split(",")]
+RESULTS: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
+
+
+@pytest.fixture
+def record(benchmark):
+    """Time ``fn``: ctxfold through pytest-benchmark (one use per test), the others by hand
+    the same way (median of ``rounds``, ``setup`` outside the timing)."""
+
+    def run(op: str, n: int, impl: str, fn, setup=None, rounds: int = 5):
+        if impl == "ctxfold":
+            benchmark.group = f"{op} n={n}"
+            if setup is None:
+                benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1)
+            else:
+                benchmark.pedantic(fn, setup=setup, rounds=rounds, iterations=1)
+            RESULTS[(op, n)][impl] = benchmark.stats.stats.median
+            return
+        times = []
+        for _ in range(rounds):
+            if setup is not None:
+                setup()
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        RESULTS[(op, n)][impl] = statistics.median(times)
+    return run
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not RESULTS:
+        return
+    w = terminalreporter
+    w.section("ctxfold side by side (median seconds; ratio = other / ctxfold)")
+    w.line(f"{'operation':<34}{'n':>8}  {'ctxfold':>11}  {'other':<24}{'median':>11}  {'ratio':>9}")
+    for (op, n), impls in sorted(RESULTS.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        ours = impls.get("ctxfold")
+        for impl, t in impls.items():
+            if impl == "ctxfold":
+                continue
+            ratio = f"{t / ours:8.1f}x" if ours else "n/a"
+            w.line(f"{op:<34}{n:>8}  {ours or 0:>11.6f}  {impl:<24}{t:>11.6f}  {ratio:>9}")
