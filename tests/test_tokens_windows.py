@@ -168,6 +168,6 @@ def test_strip_thinking():
         Message.user("plain"),
     ])
     s = ctx.strip_thinking()
-    assert [m.parts and m.parts[0].type for m in s.messages] == [[], "text", "text"][:0] or len(s.messages) == 3
+    assert len(s.messages) == 3
     assert s.messages[1].text == "kept" and s.messages[2] is ctx.messages[3]
     assert all(p.type != "thinking" for m in s.messages for p in m.parts)
