@@ -106,8 +106,11 @@ def test_replace_half(record, n):
         state["p"] = py_filled(n)
         return (), {}
 
-    record("replace half the transcript", n, "ctxfold", lambda: state["c"].replace_message_range(n // 4, n // 4 + n // 2, m), setup=setup_ours)
-    record("replace half the transcript", n, "pure-python", lambda: state["p"].replace(n // 4, n // 4 + n // 2, d), setup=setup_pure)
+    first, last = n // 4, n // 4 + n // 2
+    record("replace half the transcript", n, "ctxfold",
+           lambda: state["c"].replace_message_range(first, last, m), setup=setup_ours)
+    record("replace half the transcript", n, "pure-python",
+           lambda: state["p"].replace(first, last, d), setup=setup_pure)
 
 
 @pytest.mark.parametrize("n", SIZES)
