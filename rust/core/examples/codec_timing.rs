@@ -17,15 +17,9 @@ fn main() {
         .unwrap();
     }
     let t = Instant::now();
-    let doc = ctx.serialize(Default::default());
-    println!("serialize {:?}", t.elapsed());
+    let bytes = ctx.to_json_bytes(&Default::default()).unwrap();
+    println!("encode {:?} ({} bytes)", t.elapsed(), bytes.len());
     let t = Instant::now();
-    let bytes = serde_json::to_vec(&doc).unwrap();
-    println!("to_vec {:?} ({} bytes)", t.elapsed(), bytes.len());
-    let t = Instant::now();
-    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    println!("parse {:?}", t.elapsed());
-    let t = Instant::now();
-    let l = Context::<Arc<Message>>::load_value(&v).unwrap();
-    println!("build {:?} ({} messages)", t.elapsed(), l.context.len());
+    let l = Context::<Arc<Message>>::load_bytes(&bytes).unwrap();
+    println!("decode {:?} ({} messages)", t.elapsed(), l.context.len());
 }

@@ -24,11 +24,12 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     /// Prefix a decode error with the place it was found, e.g. `events[17].data`.
+    /// A message that already starts with a path (`data.message.role: ...`) is joined to it,
+    /// so the place reads as one path: `events[17].data.message.role: ...`.
     pub fn at(self, place: &str) -> Error {
         match self {
-            Error::Decode(m) => Error::Decode(format!("{place}: {m}")),
-            Error::Value(m) | Error::Type(m) | Error::Index(m) => {
-                Error::Decode(format!("{place}: {m}"))
+            Error::Decode(m) | Error::Value(m) | Error::Type(m) | Error::Index(m) => {
+                Error::Decode(join_path(place, &m))
             }
             other => other,
         }
@@ -51,6 +52,39 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+fn join_path(place: &str, m: &str) -> String {
+    let is_path = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']'))
+    };
+    match m.split_once(": ") {
+        Some((p, _)) if is_path(p) && p.starts_with('[') => format!("{place}{m}"),
+        Some((p, _)) if is_path(p) => format!("{place}.{m}"),
+        _ => format!("{place}: {m}"),
+    }
+}
+
 pub fn decode<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Decode(msg.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_join_into_one_path() {
+        let e = Error::Type("role: invalid".into())
+            .at("data.message")
+            .at("events[3]");
+        assert_eq!(
+            e,
+            Error::Decode("events[3].data.message.role: invalid".into())
+        );
+        let e = Error::Decode("[2]: bad".into()).at("messages");
+        assert_eq!(e, Error::Decode("messages[2]: bad".into()));
+        let e = Error::Decode("invalid type: null".into()).at("events");
+        assert_eq!(e, Error::Decode("events: invalid type: null".into()));
+    }
 }

@@ -1,7 +1,6 @@
 //! Events: one durable fact each. Surface events insert or replace a message in the fold;
 //! bookkeeping events project to nothing.
 
-use crate::error::{Error, Result};
 use crate::message::Role;
 use crate::time::Micros;
 use serde_json::{Map, Value};
@@ -111,28 +110,6 @@ impl Op {
                 data.insert("first".into(), Value::from(a as u64));
                 data.insert("last".into(), Value::from(b as u64));
             }
-        }
-    }
-
-    pub fn read(data: &Map<String, Value>) -> Result<Op> {
-        let idx = |k: &str| -> Result<usize> {
-            data.get(k)
-                .and_then(Value::as_u64)
-                .map(|v| v as usize)
-                .ok_or_else(|| Error::Decode(format!("{k} must be a non-negative integer")))
-        };
-        match data.get("op").and_then(Value::as_str) {
-            Some("insert") => Ok(Op::Insert(idx("position")?)),
-            Some("replace") => {
-                let (a, b) = (idx("first")?, idx("last")?);
-                if a > b {
-                    return Err(Error::Decode(format!(
-                        "replace range {a}..{b} is descending"
-                    )));
-                }
-                Ok(Op::Replace(a, b))
-            }
-            _ => Err(Error::Decode("op must be \"insert\" or \"replace\"".into())),
         }
     }
 }

@@ -140,6 +140,16 @@ pub fn new_id() -> String {
 impl Message {
     /// A message with defaults for everything but role and content.
     pub fn new(role: Role, content: Content) -> Message {
+        Message::new_with(role, content, None, time::now())
+    }
+
+    /// A message with the given id (a fresh one if `None`) and creation time.
+    pub fn new_with(
+        role: Role,
+        content: Content,
+        id: Option<String>,
+        created_at: Micros,
+    ) -> Message {
         Message {
             role,
             content,
@@ -147,8 +157,8 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             metadata: Map::new(),
-            created_at: time::now(),
-            id: new_id(),
+            created_at,
+            id: id.unwrap_or_else(new_id),
             hook_ids: Vec::new(),
             kind: Kind::Plain,
             tokens: TokenCache::default(),
@@ -251,60 +261,14 @@ impl Message {
 
     /// The message as the JSON object `to_dict` writes.
     pub fn to_json(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("id".into(), Value::String(self.id.clone()));
-        m.insert("role".into(), Value::String(self.role.as_str().into()));
-        m.insert(
-            "content".into(),
-            match &self.content {
-                Content::None => Value::Null,
-                Content::Text(t) => Value::String(t.clone()),
-                Content::Parts(p) => Value::Array(p.iter().cloned().map(Value::Object).collect()),
-            },
-        );
-        m.insert("name".into(), opt_str(&self.name));
-        m.insert(
-            "tool_calls".into(),
-            Value::Array(self.tool_calls.iter().cloned().map(Value::Object).collect()),
-        );
-        m.insert("tool_call_id".into(), opt_str(&self.tool_call_id));
-        m.insert("metadata".into(), Value::Object(self.metadata.clone()));
-        m.insert(
-            "created_at".into(),
-            Value::String(time::to_iso(self.created_at)),
-        );
-        m.insert(
-            "hook_ids".into(),
-            Value::Array(self.hook_ids.iter().cloned().map(Value::String).collect()),
-        );
-        m.insert("_type".into(), Value::String(self.kind.type_name().into()));
-        m
-    }
-
-    /// `to_json` without the keys that hold their defaults (files stay small; `from_json`
-    /// reads it back to an equal message).
-    pub fn to_json_compact(&self) -> Map<String, Value> {
-        let mut m = self.to_json();
-        m.retain(|k, v| match k.as_str() {
-            "name" | "tool_call_id" => !v.is_null(),
-            "tool_calls" | "hook_ids" => v.as_array().is_some_and(|a| !a.is_empty()),
-            "metadata" => v.as_object().is_some_and(|o| !o.is_empty()),
-            "_type" => self.kind != Kind::Plain,
-            _ => true,
-        });
-        m
-    }
-
-    /// What a version 1 reader reads: role, content, tool_calls, tool_call_id, name, metadata.
-    pub fn to_json_v1(&self) -> Map<String, Value> {
-        let mut m = self.to_json();
-        m.retain(|k, _| {
-            matches!(
-                k.as_str(),
-                "role" | "content" | "tool_calls" | "tool_call_id" | "name" | "metadata"
-            )
-        });
-        m
+        match serde_json::to_value(crate::codec::write::MessageOut(
+            self,
+            crate::codec::write::Shape::Full,
+        )) {
+            Ok(Value::Object(m)) => m,
+            // A message is plain data: serializing it into a value cannot fail.
+            _ => Map::new(),
+        }
     }
 
     /// Read what `to_json` writes, or any subset of it (`role` required, the rest defaulted).
@@ -380,13 +344,6 @@ fn prefix(e: Error, place: &str) -> Error {
         Error::Type(m) => Error::Type(format!("{place}: {m}")),
         Error::Decode(m) => Error::Decode(format!("{place}: {m}")),
         other => other,
-    }
-}
-
-fn opt_str(s: &Option<String>) -> Value {
-    match s {
-        Some(s) => Value::String(s.clone()),
-        None => Value::Null,
     }
 }
 

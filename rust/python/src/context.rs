@@ -514,15 +514,7 @@ impl ContextCore {
             Value::Object(to_map(d).map_err(|e| {
                 crate::errors::decode_err(format!("not a JSON-compatible dict: {e}"))
             })?);
-        let l = py
-            .detach(|| {
-                if require_version {
-                    Core::deserialize_value(&v)
-                } else {
-                    Core::load_value(&v)
-                }
-            })
-            .py()?;
+        let l = py.detach(|| Core::load_value(&v, require_version)).py()?;
         Ok((
             ContextCore::wrap(l.context),
             map_to_py(py, &l.runtime)?,

@@ -1,0 +1,209 @@
+//! Readers for the layouts that hold a flat message list: version 1, a version 2 document
+//! without events, and the Python seed's versionless layout. These are rare and small next to
+//! version 2 files, so they work on JSON values. Also the header fields every layout shares.
+
+use crate::anchors::Anchors;
+use crate::context::{Context, MessageHandle};
+use crate::error::{decode, Error, Result};
+use crate::message::{content_from_json, Content, Kind, Message};
+use crate::time;
+use serde_json::{Map, Value};
+
+fn get_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => decode(format!("{key}: expected a string")),
+    }
+}
+
+pub(super) fn string_map(
+    obj: &Map<String, Value>,
+    key: &str,
+) -> Result<indexmap::IndexMap<String, String>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(Default::default()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                _ => decode(format!("{key}.{k}: expected a string")),
+            })
+            .collect(),
+        Some(_) => decode(format!("{key}: expected an object")),
+    }
+}
+
+pub(super) fn header<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
+    let id = get_str(obj, "id")?.map_or_else(crate::message::new_id, str::to_string);
+    let created_at = match get_str(obj, "created_at")? {
+        Some(t) => time::parse_iso(t).map_err(|e| e.at("created_at"))?,
+        None => time::now(),
+    };
+    let mut ctx = Context::new(id, created_at);
+    ctx.origin_context_id = get_str(obj, "origin_context_id")?.map(str::to_string);
+    ctx.children = match obj.get("children") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                c.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| Error::Decode(format!("children[{i}]: expected a string")))
+            })
+            .collect::<Result<_>>()?,
+        Some(_) => return decode("children: expected a list"),
+    };
+    ctx.content_map = string_map(obj, "content_map")?;
+    Ok(ctx)
+}
+
+fn anchors_from(v: Option<&Value>, key: &str, len: usize) -> Result<Option<Anchors>> {
+    let arr = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(a)) => a,
+        Some(_) => return decode(format!("{key}: expected a list")),
+    };
+    let mut list = Vec::with_capacity(arr.len());
+    for (i, a) in arr.iter().enumerate() {
+        match a.as_array().map(Vec::as_slice) {
+            Some([Value::String(n), Value::Number(x)]) if x.as_u64().is_some() => {
+                list.push((n.clone(), x.as_u64().unwrap_or(0) as usize))
+            }
+            _ => return decode(format!("{key}[{i}]: expected [name, non-negative index]")),
+        }
+    }
+    let anchors = Anchors::from_list(list);
+    anchors
+        .validate(len)
+        .map_err(|m| Error::Decode(format!("{key}{m}")))?;
+    Ok(Some(anchors))
+}
+
+/// The anchors found under `key`, or the defaults: everything is a message.
+pub(super) fn anchors_or_default(v: Option<&Value>, key: &str, len: usize) -> Result<Anchors> {
+    Ok(anchors_from(v, key, len)?.unwrap_or_else(|| {
+        Anchors::from_list(vec![
+            ("system_prompt".into(), 0),
+            ("tools".into(), 0),
+            ("messages".into(), len),
+        ])
+    }))
+}
+
+fn messages_list(obj: &Map<String, Value>) -> Result<&[Value]> {
+    match obj.get("messages") {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(_) => decode("messages: expected a list"),
+    }
+}
+
+fn seed_all<H: MessageHandle>(ctx: &mut Context<H>, messages: Vec<Message>) {
+    for m in messages {
+        // `seed` cannot fail: the default anchors are there.
+        let _ = ctx.append(H::wrap(m), "messages", None);
+    }
+}
+
+pub(super) fn v1<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
+    let mut ctx = header::<H>(obj)?;
+    let restored = time::now();
+    let mut messages = Vec::new();
+    for (i, m) in messages_list(obj)?.iter().enumerate() {
+        let o = m
+            .as_object()
+            .ok_or_else(|| Error::Decode(format!("messages[{i}]: expected an object")))?;
+        // v1 has no times and no ids of its own worth trusting: restore time, fresh ids.
+        let mut only = Map::new();
+        for k in [
+            "role",
+            "content",
+            "tool_calls",
+            "tool_call_id",
+            "name",
+            "metadata",
+        ] {
+            if let Some(v) = o.get(k) {
+                only.insert(k.into(), v.clone());
+            }
+        }
+        let mut msg = Message::from_json(&Value::Object(only))
+            .map_err(|e| e.at(&format!("messages[{i}]")))?;
+        msg.created_at = restored;
+        messages.push(msg);
+    }
+    seed_all(&mut ctx, messages);
+    Ok(ctx)
+}
+
+/// A version 2 document without events: seed from its messages, keeping their times.
+pub(super) fn v1_fallback<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
+    let mut ctx = header::<H>(obj)?;
+    let mut messages = Vec::new();
+    for (i, m) in messages_list(obj)?.iter().enumerate() {
+        messages.push(Message::from_json(m).map_err(|e| e.at(&format!("messages[{i}]")))?);
+    }
+    seed_all(&mut ctx, messages);
+    Ok(ctx)
+}
+
+/// The Python seed's layout: part lists, `_type`, `_hook_ids`, `creation_timestamp`, …
+pub(super) fn versionless<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
+    let mut ctx = header::<H>(obj)?;
+    let mut messages = Vec::new();
+    for (i, m) in messages_list(obj)?.iter().enumerate() {
+        messages.push(seed_message(m).map_err(|e| e.at(&format!("messages[{i}]")))?);
+    }
+    for (i, m) in messages.into_iter().enumerate() {
+        ctx.push_insert_raw(i, H::wrap(m));
+    }
+    ctx.anchors = anchors_or_default(obj.get("anchor_points"), "anchor_points", ctx.len())?;
+    Ok(ctx)
+}
+
+fn seed_message(v: &Value) -> Result<Message> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| Error::Decode("expected an object".into()))?;
+    let mut std_form = Map::new();
+    for k in [
+        "role",
+        "name",
+        "tool_calls",
+        "tool_call_id",
+        "metadata",
+        "id",
+        "_type",
+    ] {
+        if let Some(x) = o.get(k) {
+            std_form.insert(k.into(), x.clone());
+        }
+    }
+    if let Some(h) = o.get("_hook_ids") {
+        std_form.insert("hook_ids".into(), h.clone());
+    }
+    let mut m = Message::from_json(&Value::Object(std_form))?;
+    m.content =
+        content_from_json(o.get("content").unwrap_or(&Value::Null)).map_err(|e| e.at("content"))?;
+    if m.kind == Kind::SystemPrompt && !m.hook_ids.is_empty() {
+        // Its content holds an old resolution; the base text is `_static_text`.
+        m.content = match o.get("_static_text") {
+            Some(Value::String(t)) => Content::Text(t.clone()),
+            _ => Content::None,
+        };
+    } else if let (Content::None, Some(Value::String(t))) = (&m.content, o.get("_static_text")) {
+        m.content = Content::Text(t.clone());
+    }
+    if let Some(t) = o.get("creation_timestamp") {
+        match t {
+            Value::String(t) => {
+                m.created_at = time::parse_iso(t).map_err(|e| e.at("creation_timestamp"))?
+            }
+            Value::Null => {}
+            _ => return decode("creation_timestamp: expected a string"),
+        }
+    }
+    Ok(m)
+}

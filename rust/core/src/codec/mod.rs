@@ -1,0 +1,156 @@
+//! Persistence: the version 2 JSON document, readers for version 1 and the Python seed's
+//! versionless layout, and atomic files. Every decode error says where it was found and
+//! nothing is built until the whole input has been checked.
+
+mod legacy;
+mod read;
+pub mod write;
+
+use crate::context::{Context, MessageHandle};
+use crate::error::{decode, Error, Result};
+use crate::time;
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const VERSION: i64 = 2;
+
+/// Top-level keys that belong to the runtime fields the Python layer owns.
+pub const RUNTIME_KEYS: [&str; 9] = [
+    "system_prompt",
+    "deps",
+    "usage",
+    "tool_calls",
+    "needs_response",
+    "iteration",
+    "max_iterations",
+    "started_at",
+    "agent_name",
+];
+
+/// A decoded document: the context, the runtime fields found at its top level (the caller
+/// applies their defaults), and whether it carried a version (defaults differ).
+pub struct Loaded<H> {
+    pub context: Context<H>,
+    pub runtime: Map<String, Value>,
+    pub versioned: bool,
+}
+
+impl<H: MessageHandle> Context<H> {
+    /// The version 2 document as a JSON value (for `serialize()`); `runtime` holds the
+    /// runtime fields, already redacted.
+    pub fn serialize(&mut self, runtime: Map<String, Value>) -> Value {
+        // Serializing plain data into a `Value` cannot fail: keys are strings, numbers finite.
+        serde_json::to_value(self.document(&runtime)).unwrap_or(Value::Null)
+    }
+
+    /// The version 2 document as compact JSON bytes.
+    pub fn to_json_bytes(&mut self, runtime: &Map<String, Value>) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(256 * self.events.len() + 1024);
+        serde_json::to_writer(&mut out, &self.document(runtime))
+            .map_err(|e| Error::Io(format!("cannot encode: {e}")))?;
+        Ok(out)
+    }
+
+    /// Read a document (version 2 or 1, or the versionless layout) from JSON text. Returns
+    /// the context and the runtime fields found at the top level.
+    pub fn load_bytes(bytes: &[u8]) -> Result<Loaded<H>> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            Error::Decode(format!(
+                "not UTF-8: invalid byte at offset {}",
+                e.valid_up_to()
+            ))
+        })?;
+        read::load_str(text, false)
+    }
+
+    /// Read a dict-shaped document (`load_from_dict`); `require_version` for `deserialize`.
+    pub fn load_value(v: &Value, require_version: bool) -> Result<Loaded<H>> {
+        if !v.is_object() {
+            return decode("expected a JSON object at the top level");
+        }
+        // One reader for files and dicts: the dict goes through its JSON text.
+        let text = serde_json::to_string(v).map_err(|e| Error::Decode(e.to_string()))?;
+        read::load_str(&text, require_version)
+    }
+
+    pub fn load_file(path: &Path) -> Result<Loaded<H>> {
+        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("no such file: {}", path.display()))
+            }
+            _ => Error::Io(format!("{}: {e}", path.display())),
+        })?;
+        Self::load_bytes(&bytes).map_err(|e| match e {
+            Error::Decode(m) => Error::Decode(format!("{}: {m}", path.display())),
+            other => other,
+        })
+    }
+
+    pub fn file_name(&self) -> Result<String> {
+        check_file_id(&self.id)?;
+        Ok(format!(
+            "{}-{}.json",
+            time::date_stamp(self.created_at),
+            self.id
+        ))
+    }
+
+    /// Write `<YYYYMMDD>-<id>.json` into `dir` atomically: a temporary file in the same folder,
+    /// flushed and fsynced, renamed over the target, then the folder fsynced.
+    pub fn save(&mut self, dir: &Path, runtime: Map<String, Value>) -> Result<PathBuf> {
+        let name = self.file_name()?;
+        let bytes = self.to_json_bytes(&runtime)?;
+        write_atomic(dir, &name, &bytes)
+    }
+}
+
+pub fn check_file_id(id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 200
+        && id != "."
+        && id != ".."
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Value(format!(
+            "context id {id:?} is not a safe file name"
+        )))
+    }
+}
+
+fn io(path: &Path, e: std::io::Error) -> Error {
+    Error::Io(format!("{}: {e}", path.display()))
+}
+
+pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let target = dir.join(name);
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        crate::message::new_id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.flush()?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)?;
+        // Make the rename itself durable. Opening a folder is not possible everywhere
+        // (Windows), where the rename is what we can do.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(&target, e));
+    }
+    Ok(target)
+}

@@ -1,0 +1,447 @@
+//! Reading documents from JSON text with typed serde: the top level is split into its small
+//! fields (kept as JSON values) and the two big lists (kept as raw slices of the input), so
+//! the v1 projection is never parsed when events are there, and the events are parsed into
+//! messages directly, in parallel, before being replayed in order.
+
+use super::legacy;
+use super::Loaded;
+use crate::context::{Context, MessageHandle};
+use crate::error::{decode, Error, Result};
+use crate::event::{Event, EventType, Op};
+use crate::message::{Content, Kind, Message, Role};
+use crate::time;
+use rayon::prelude::*;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+/// The top level of any layout: small fields as values, the big lists as raw JSON.
+pub(super) struct Top<'a> {
+    pub fields: Map<String, Value>,
+    pub events: Option<&'a RawValue>,
+    pub messages: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for Top<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Top<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object at the top level")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Top<'de>, A::Error> {
+                let mut top = Top {
+                    fields: Map::new(),
+                    events: None,
+                    messages: None,
+                };
+                while let Some(k) = m.next_key::<Key<'de>>()? {
+                    match k.0.as_ref() {
+                        "events" => top.events = Some(m.next_value()?),
+                        "messages" => top.messages = Some(m.next_value()?),
+                        _ => {
+                            top.fields.insert(k.0.into_owned(), m.next_value()?);
+                        }
+                    }
+                }
+                Ok(top)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl Top<'_> {
+    /// The messages list as a value, for the layouts that read it (v1, versionless).
+    pub fn fields_with_messages(&self) -> Result<Map<String, Value>> {
+        let mut fields = self.fields.clone();
+        if let Some(raw) = self.messages {
+            let v: Value = serde_json::from_str(raw.get())
+                .map_err(|e| Error::Decode(format!("messages: {e}")))?;
+            fields.insert("messages".into(), v);
+        }
+        Ok(fields)
+    }
+}
+
+/// Parse JSON text and dispatch on its layout.
+pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> Result<Loaded<H>> {
+    let top: Top = serde_json::from_str(text).map_err(|e| {
+        if e.is_data() {
+            Error::Decode("expected a JSON object at the top level".into())
+        } else {
+            Error::Decode(format!("not a valid JSON document: {e}"))
+        }
+    })?;
+    let version = top.fields.get("version").cloned();
+    let context = match &version {
+        None if require_version => return decode("missing or invalid version field"),
+        None => legacy::versionless(&top.fields_with_messages()?)?,
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => match n.as_i64() {
+            Some(1) => legacy::v1(&top.fields_with_messages()?)?,
+            Some(2) if top.events.is_none() => legacy::v1_fallback(&top.fields_with_messages()?)?,
+            Some(2) => v2(&top)?,
+            _ => return decode(format!("unsupported version: {n}")),
+        },
+        Some(_) => return decode("missing or invalid version field"),
+    };
+    let runtime = super::RUNTIME_KEYS
+        .iter()
+        .filter_map(|k| top.fields.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    Ok(Loaded {
+        context,
+        runtime,
+        versioned: version.is_some(),
+    })
+}
+
+// ---- version 2 ----------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct EventIn<'a> {
+    seq: u64,
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    time: Cow<'a, str>,
+    #[serde(default, borrow)]
+    data: Option<&'a RawValue>,
+}
+
+/// An event checked on its own, before it is replayed.
+struct Checked {
+    kind: EventType,
+    time: time::Micros,
+    data: Map<String, Value>,
+    surface: Option<(Op, Message)>,
+}
+
+fn located<'a, T: Deserialize<'a>>(text: &'a str, place: &str) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = strip_position(&inner.to_string());
+        match path.as_str() {
+            "." | "" => Error::Decode(format!("{place}: {msg}")),
+            p if p.starts_with('[') => Error::Decode(format!("{place}{p}: {msg}")),
+            p => Error::Decode(format!("{place}.{p}: {msg}")),
+        }
+    })
+}
+
+/// serde_json appends "at line 1 column 80" of the inner slice, which misleads; the path says where.
+fn strip_position(m: &str) -> String {
+    match m.rfind(" at line ") {
+        Some(i) => m[..i].to_string(),
+        None => m.to_string(),
+    }
+}
+
+fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
+    let mut ctx = legacy::header::<H>(&top.fields)?;
+    let raw = top.events.map_or("[]", RawValue::get);
+    let events: Vec<EventIn> = located(raw, "events")?;
+    // Each event is checked and its message built on its own, on every core; only the replay
+    // below depends on order. The first error by position is the one reported.
+    let checked: Vec<Result<Checked>> = events
+        .par_iter()
+        .enumerate()
+        .map(|(i, e)| check_event(i, e).map_err(|err| err.at(&format!("events[{i}]"))))
+        .collect();
+    for (i, c) in checked.into_iter().enumerate() {
+        replay(&mut ctx, i, c?).map_err(|err| err.at(&format!("events[{i}]")))?;
+    }
+    let len = ctx.len();
+    ctx.anchors = legacy::anchors_or_default(top.fields.get("anchors"), "anchors", len)?;
+    ctx.bindings = legacy::string_map(&top.fields, "hook_bindings")?;
+    Ok(ctx)
+}
+
+fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
+    if e.seq != i as u64 {
+        return decode(format!(
+            "seq: expected {i}, found {} (seqs must be 0, 1, 2, …)",
+            e.seq
+        ));
+    }
+    let kind = EventType::parse(&e.kind)
+        .ok_or_else(|| Error::Decode(format!("type: unknown event type {:?}", e.kind)))?;
+    let time = time::parse_iso(&e.time).map_err(|err| err.at("time"))?;
+    let raw = e.data.map_or("{}", RawValue::get);
+    if !kind.is_surface() {
+        let data: Option<Map<String, Value>> = located(raw, "data")?;
+        let data = data.unwrap_or_default();
+        if kind == EventType::Materialize {
+            match data.get("bindings") {
+                Some(Value::Object(b)) if b.values().all(Value::is_string) => {}
+                _ => return decode("data.bindings: expected an object of hook name → hash"),
+            }
+        }
+        return Ok(Checked {
+            kind,
+            time,
+            data,
+            surface: None,
+        });
+    }
+    let SurfaceIn {
+        op,
+        position,
+        first,
+        last,
+        message,
+        rest,
+    } = located(raw, "data")?;
+    let op = match op.as_deref() {
+        Some("insert") => Op::Insert(index(position, "position")?),
+        Some("replace") => {
+            let (a, b) = (index(first, "first")?, index(last, "last")?);
+            if a > b {
+                return decode(format!("data: replace range {a}..{b} is descending"));
+            }
+            Op::Replace(a, b)
+        }
+        _ => return decode("data.op: must be \"insert\" or \"replace\""),
+    };
+    let msg = message
+        .ok_or_else(|| Error::Decode("data.message: missing".into()))?
+        .build()
+        .map_err(|err| err.at("data.message"))?;
+    if EventType::for_role(msg.role) != kind {
+        return decode(format!(
+            "type: {} does not match a {} message",
+            kind.name(),
+            msg.role.as_str()
+        ));
+    }
+    if msg.created_at != time {
+        return decode(format!(
+            "time: {} differs from its message's created_at {}",
+            time::to_iso(time),
+            time::to_iso(msg.created_at)
+        ));
+    }
+    Ok(Checked {
+        kind,
+        time,
+        data: rest,
+        surface: Some((op, msg)),
+    })
+}
+
+fn index(v: Option<u64>, key: &str) -> Result<usize> {
+    v.map(|x| x as usize)
+        .ok_or_else(|| Error::Decode(format!("data.{key}: must be a non-negative integer")))
+}
+
+fn replay<H: MessageHandle>(ctx: &mut Context<H>, i: usize, c: Checked) -> Result<()> {
+    let seq = i as u32;
+    let surface = match c.surface {
+        None => None,
+        Some((op, msg)) => {
+            let len = ctx.len();
+            match op {
+                Op::Insert(p) if p <= len => ctx.transcript.insert(p, seq),
+                Op::Replace(a, b) if b < len => ctx.transcript.replace(a, b, seq),
+                Op::Insert(p) => {
+                    return decode(format!(
+                        "data.position: {p} is outside the {len}-message transcript"
+                    ))
+                }
+                Op::Replace(a, b) => {
+                    return decode(format!(
+                        "data: replace range {a}..{b} does not fit the {len}-message transcript"
+                    ))
+                }
+            }
+            ctx.hooked += usize::from(!msg.hook_ids.is_empty());
+            Some((op, H::wrap(msg)))
+        }
+    };
+    ctx.events.push(Event {
+        seq: i as u64,
+        kind: c.kind,
+        time: c.time,
+        data: c.data,
+        surface,
+    });
+    Ok(())
+}
+
+/// A surface event's data: where the message goes, the message, and the other keys.
+struct SurfaceIn<'a> {
+    op: Option<Cow<'a, str>>,
+    position: Option<u64>,
+    first: Option<u64>,
+    last: Option<u64>,
+    message: Option<MessageIn<'a>>,
+    rest: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for SurfaceIn<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SurfaceIn<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<SurfaceIn<'de>, A::Error> {
+                let mut s = SurfaceIn {
+                    op: None,
+                    position: None,
+                    first: None,
+                    last: None,
+                    message: None,
+                    rest: Map::new(),
+                };
+                while let Some(k) = m.next_key::<Key<'de>>()? {
+                    match k.0.as_ref() {
+                        "op" => s.op = Some(m.next_value()?),
+                        "position" => s.position = Some(m.next_value()?),
+                        "first" => s.first = Some(m.next_value()?),
+                        "last" => s.last = Some(m.next_value()?),
+                        "message" => s.message = Some(m.next_value()?),
+                        _ => {
+                            s.rest.insert(k.0.into_owned(), m.next_value()?);
+                        }
+                    }
+                }
+                Ok(s)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A message as files hold it (`Message.to_dict()` or any subset with a role).
+#[derive(Deserialize)]
+pub(super) struct MessageIn<'a> {
+    #[serde(borrow)]
+    role: Cow<'a, str>,
+    #[serde(default)]
+    content: ContentIn,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<Map<String, Value>>>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+    #[serde(default, borrow)]
+    created_at: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    hook_ids: Option<Vec<String>>,
+    #[serde(default, rename = "_type", borrow)]
+    kind: Option<Cow<'a, str>>,
+}
+
+impl MessageIn<'_> {
+    pub fn build(self) -> Result<Message> {
+        let created_at = match self.created_at {
+            Some(t) => time::parse_iso(&t).map_err(|e| e.at("created_at"))?,
+            None => time::now(),
+        };
+        let mut m = Message::new_with(
+            Role::parse(&self.role).map_err(|e| e.at("role"))?,
+            self.content.0,
+            self.id,
+            created_at,
+        );
+        m.name = self.name;
+        m.tool_calls = self.tool_calls.unwrap_or_default();
+        m.tool_call_id = self.tool_call_id;
+        m.metadata = self.metadata.unwrap_or_default();
+        m.hook_ids = self.hook_ids.unwrap_or_default();
+        m.kind = self.kind.map_or(Kind::Plain, |k| Kind::from_type_name(&k));
+        m.validate()?;
+        Ok(m)
+    }
+}
+
+#[derive(Default)]
+struct ContentIn(Content);
+
+impl<'de> Deserialize<'de> for ContentIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ContentIn;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string, a list of parts or null")
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<ContentIn, E> {
+                Ok(ContentIn(Content::None))
+            }
+            fn visit_none<E: de::Error>(self) -> std::result::Result<ContentIn, E> {
+                Ok(ContentIn(Content::None))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<ContentIn, E> {
+                Ok(ContentIn(Content::Text(s.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> std::result::Result<ContentIn, E> {
+                Ok(ContentIn(Content::Text(s)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<ContentIn, A::Error> {
+                let mut parts = Vec::with_capacity(a.size_hint().unwrap_or(0));
+                while let Some(p) = a.next_element::<Map<String, Value>>()? {
+                    parts.push(p);
+                }
+                Ok(ContentIn(Content::Parts(parts)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::None
+    }
+}
+
+/// An object key, borrowed from the input unless it holds escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(
+                self,
+                s: &'de str,
+            ) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> std::result::Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
