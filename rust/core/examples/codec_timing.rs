@@ -1,9 +1,24 @@
-//! Times serialize / encode / decode of a 100k-message context: `cargo run --release --example codec_timing`.
+//! Times encoding and decoding a 100k-message context: `cargo run --release --example codec_timing [FILE]`.
 use ctxfold_core::{Content, Context, Message, Role};
 use std::sync::Arc;
 use std::time::Instant;
 
 fn main() {
+    // With a path: time decoding that file instead.
+    if let Some(path) = std::env::args().nth(1) {
+        let bytes = std::fs::read(&path).unwrap();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let l = Context::<Arc<Message>>::load_bytes(&bytes).unwrap();
+            println!(
+                "decode {:?} ({} messages, {} bytes)",
+                t.elapsed(),
+                l.context.len(),
+                bytes.len()
+            );
+        }
+        return;
+    }
     let mut ctx: Context<Arc<Message>> = Context::default();
     for i in 0..100_000 {
         ctx.append(

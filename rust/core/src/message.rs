@@ -76,8 +76,9 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Content {
+    #[default]
     None,
     Text(String),
     Parts(Vec<Part>),

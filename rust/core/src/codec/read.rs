@@ -21,7 +21,7 @@ use std::fmt;
 /// The top level of any layout: small fields as values, the big lists as raw JSON.
 pub(super) struct Top<'a> {
     pub fields: Map<String, Value>,
-    pub events: Option<&'a RawValue>,
+    events: Option<Vec<EventIn<'a>>>,
     pub messages: Option<&'a RawValue>,
 }
 
@@ -73,13 +73,7 @@ impl Top<'_> {
 
 /// Parse JSON text and dispatch on its layout.
 pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> Result<Loaded<H>> {
-    let top: Top = serde_json::from_str(text).map_err(|e| {
-        if e.is_data() {
-            Error::Decode("expected a JSON object at the top level".into())
-        } else {
-            Error::Decode(format!("not a valid JSON document: {e}"))
-        }
-    })?;
+    let top: Top = located(text, "")?;
     let version = top.fields.get("version").cloned();
     let context = match &version {
         None if require_version => return decode("missing or invalid version field"),
@@ -124,21 +118,37 @@ struct Checked {
     surface: Option<(Op, Message)>,
 }
 
+/// Deserialize a whole JSON text; a data error says where by its path under `place`, a
+/// syntax error by line and column.
 fn located<'a, T: Deserialize<'a>>(text: &'a str, place: &str) -> Result<T> {
     let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let msg = strip_position(&inner.to_string());
-        match path.as_str() {
-            "." | "" => Error::Decode(format!("{place}: {msg}")),
-            p if p.starts_with('[') => Error::Decode(format!("{place}{p}: {msg}")),
-            p => Error::Decode(format!("{place}.{p}: {msg}")),
+        if !inner.is_data() {
+            return Error::Decode(format!("not a valid JSON document: {inner}"));
         }
-    })
+        let msg = strip_position(&inner.to_string());
+        let path = if path == "." { String::new() } else { path };
+        let at = match (place, path.as_str()) {
+            ("", p) => p.to_string(),
+            (pl, "") => pl.to_string(),
+            (pl, p) if p.starts_with('[') => format!("{pl}{p}"),
+            (pl, p) => format!("{pl}.{p}"),
+        };
+        Error::Decode(if at.is_empty() {
+            msg
+        } else {
+            format!("{at}: {msg}")
+        })
+    })?;
+    de.end()
+        .map_err(|e| Error::Decode(format!("not a valid JSON document: {e}")))?;
+    Ok(value)
 }
 
-/// serde_json appends "at line 1 column 80" of the inner slice, which misleads; the path says where.
+/// serde_json ends a data error with the line and column within the text being read, which
+/// for an inner slice misleads; the path says where.
 fn strip_position(m: &str) -> String {
     match m.rfind(" at line ") {
         Some(i) => m[..i].to_string(),
@@ -148,8 +158,7 @@ fn strip_position(m: &str) -> String {
 
 fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
     let mut ctx = legacy::header::<H>(&top.fields)?;
-    let raw = top.events.map_or("[]", RawValue::get);
-    let events: Vec<EventIn> = located(raw, "events")?;
+    let events = top.events.as_deref().unwrap_or_default();
     // Each event is checked and its message built on its own, on every core; only the replay
     // below depends on order. The first error by position is the one reported.
     let checked: Vec<Result<Checked>> = events
@@ -409,12 +418,6 @@ impl<'de> Deserialize<'de> for ContentIn {
             }
         }
         d.deserialize_any(V)
-    }
-}
-
-impl Default for Content {
-    fn default() -> Self {
-        Content::None
     }
 }
 
