@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -118,12 +119,21 @@ def stats(path: str) -> None:
 
 
 def convert(src: str, dst: str) -> None:
-    with open(src, encoding="utf-8") as f:
-        data = json.load(f)
-    ctx = Context.load_from_dict(data)
-    with open(dst, "w", encoding="utf-8") as f:
-        json.dump(ctx.serialize(), f, ensure_ascii=False)
-    print(f"wrote {dst}: version 2, {len(ctx):,} messages")
+    """Any layout ``load`` reads (version 2 or 1, the versionless seed layout) → version 2,
+    written atomically (a temporary file beside ``dst``, then a rename)."""
+    ctx = Context.load(src)
+    folder = os.path.dirname(os.path.abspath(dst))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ctxfold-convert-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(ctx.serialize(), f, ensure_ascii=False, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dst)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    print(f"wrote {dst}: version 2, {len(ctx):,} messages, {ctx.next_seq:,} events")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,14 +148,19 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("dst")
     sub.add_parser("encodings", help="list the token encodings")
     a = p.parse_args(argv)
-    if a.cmd == "demo":
-        demo(a.messages)
-    elif a.cmd == "stats":
-        stats(a.file)
-    elif a.cmd == "convert":
-        convert(a.src, a.dst)
-    else:
-        print("\n".join(encodings()))
+    try:
+        if a.cmd == "demo":
+            demo(a.messages)
+        elif a.cmd == "stats":
+            stats(a.file)
+        elif a.cmd == "convert":
+            convert(a.src, a.dst)
+        else:
+            print("\n".join(encodings()))
+    except (OSError, ValueError) as e:
+        # Bad files are the user's to fix: one line saying what and where, no traceback.
+        print(f"ctxfold: error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
