@@ -171,3 +171,54 @@ def test_strip_thinking():
     assert len(s.messages) == 3
     assert s.messages[1].text == "kept" and s.messages[2] is ctx.messages[3]
     assert all(p.type != "thinking" for m in s.messages for p in m.parts)
+
+
+def reference_window(ctx: Context, budget: int) -> list[Message] | None:
+    """The pure-Python meaning of rolling_token_window when the specials sit at 0 and 1."""
+    shown = ctx.messages
+    counts = [m.count_tokens() for m in shown]
+    if sum(counts) <= budget or len(shown) == 2:
+        return None
+    remaining = max(0, budget - counts[0] - counts[1])
+    used, start = 0, len(shown)
+    for p in range(len(shown) - 1, 1, -1):
+        if used + counts[p] > remaining:
+            break
+        used += counts[p]
+        start = p
+    kept = list(range(start, len(shown)))
+    while kept and shown[kept[0]].role == "tool":
+        kept.pop(0)
+    return shown[:2] + [shown[p] for p in kept]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.data())
+def test_token_window_matches_reference_across_chunks(data):
+    """Transcripts of up to ~3,000 messages span several 512-message chunks; inserts and
+    replaces reshape them between windows, so the Fenwick indexes are exercised warm."""
+    rng = data.draw(st.randoms(use_true_random=False))
+    ctx = Context.create(SystemPromptMessage.create("you are terse"), ToolDefinitionsMessage.create())
+    n = data.draw(st.integers(0, 3000))
+
+    def msg(i: int) -> Message:
+        role = rng.choice(["user", "assistant", "tool"])
+        text = "w" + " word" * rng.randrange(0, 40) + f" {i}"
+        return Message.tool(f"c{i}", text) if role == "tool" else Message(role, text)
+
+    ctx.add_messages(msg(i) for i in range(n))
+    for step in range(4):
+        total = ctx.total_token_count()
+        budget = data.draw(st.integers(0, total + 5))
+        got = ctx.rolling_token_window(budget)
+        want = reference_window(ctx, budget)
+        if want is None:
+            assert got is None
+        else:
+            assert got is not None and got.messages == want
+        # Reshape: a replace somewhere after the specials, then appends.
+        if len(ctx) > 4:
+            a = rng.randrange(2, len(ctx) - 1)
+            b = rng.randrange(a, min(len(ctx), a + 1500))
+            ctx.replace_message_range(a, b, Message.system(f"summary {step}"))
+        ctx.add_messages(msg(10_000 + step * 1000 + i) for i in range(rng.randrange(0, 700)))

@@ -8,6 +8,7 @@ pub mod context;
 pub mod dynamic;
 pub mod error;
 pub mod event;
+pub mod fenwick;
 pub mod fork;
 pub mod message;
 pub mod time;

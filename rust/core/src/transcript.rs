@@ -1,8 +1,10 @@
 //! The fold, kept live: transcript positions → the seq of the surface event whose message sits
-//! there. Stored as a list of chunks so that inserting anywhere and replacing any range cost
-//! O(n/CHUNK + CHUNK), never a rebuild; each chunk caches its token sum per encoding, so a
-//! token window is a walk over chunk sums plus one chunk, not a pass over every message.
+//! there. Stored as a list of chunks so that inserting anywhere and replacing any range never
+//! rebuild the transcript. Two kinds of Fenwick trees index the chunks: one over their lengths
+//! (position → chunk in O(log n)) and one per encoding over their token sums (a token window is
+//! a search over suffix sums, O(log n), then a scan of one chunk).
 
+use crate::fenwick::Fenwick;
 use crate::tokens::ENCODINGS;
 
 const CHUNK: usize = 512;
@@ -22,15 +24,25 @@ impl Chunk {
             sums: [None; ENCODINGS.len()],
         }
     }
-    fn touched(&mut self) {
-        self.sums = [None; ENCODINGS.len()];
-    }
+}
+
+/// The token sums of every chunk for one encoding, as a Fenwick tree. Valid only while the
+/// chunk list keeps its shape; chunks whose sums changed since are listed in `dirty` and
+/// folded in by `refresh`.
+#[derive(Debug, Clone, Default)]
+struct SumIndex {
+    tree: Option<Fenwick>,
+    /// The sum each chunk has in `tree`.
+    values: Vec<u64>,
+    dirty: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     chunks: Vec<Chunk>,
     len: usize,
+    lengths: Fenwick,
+    sums: [SumIndex; ENCODINGS.len()],
 }
 
 impl Transcript {
@@ -44,21 +56,21 @@ impl Transcript {
 
     /// (chunk index, offset) of position `i`; for `i == len` the end of the last chunk.
     fn locate(&self, i: usize) -> (usize, usize) {
-        if let Some(last) = self.chunks.last() {
-            // Fast path: the end, where nearly every append lands.
-            let start_of_last = self.len - last.seqs.len();
-            if i >= start_of_last {
-                return (self.chunks.len() - 1, i - start_of_last);
-            }
+        let Some(last) = self.chunks.last() else {
+            return (0, 0);
+        };
+        // Fast path: the end, where nearly every append lands.
+        let start_of_last = self.len - last.seqs.len();
+        if i >= start_of_last {
+            return (self.chunks.len() - 1, i - start_of_last);
         }
-        let mut start = 0;
-        for (c, chunk) in self.chunks.iter().enumerate() {
-            if i < start + chunk.seqs.len() {
-                return (c, i - start);
-            }
-            start += chunk.seqs.len();
-        }
-        (self.chunks.len().saturating_sub(1), 0)
+        let (c, start) = self.lengths.last_prefix_at_most(i as u64);
+        (c, i - start as usize)
+    }
+
+    /// Position of the first message of chunk `c`.
+    pub fn chunk_start(&self, c: usize) -> usize {
+        self.lengths.prefix(c) as usize
     }
 
     pub fn get(&self, i: usize) -> Option<u32> {
@@ -69,19 +81,40 @@ impl Transcript {
         Some(self.chunks[c].seqs[o])
     }
 
+    /// Chunk `c` changed in place (same place in the chunk list).
+    fn touched(&mut self, c: usize) {
+        self.chunks[c].sums = [None; ENCODINGS.len()];
+        for index in &mut self.sums {
+            if index.tree.is_some() {
+                index.dirty.push(c);
+            }
+        }
+    }
+
+    /// The chunk list changed shape: rebuild the length index, drop the sum indexes.
+    fn reshaped(&mut self) {
+        self.lengths = Fenwick::build(self.chunks.iter().map(|c| c.seqs.len() as u64));
+        for index in &mut self.sums {
+            *index = SumIndex::default();
+        }
+    }
+
     pub fn insert(&mut self, i: usize, seq: u32) {
         debug_assert!(i <= self.len);
         if self.chunks.is_empty() {
             self.chunks.push(Chunk::new(Vec::with_capacity(CHUNK)));
+            self.reshaped();
         }
         let (c, o) = self.locate(i);
-        let chunk = &mut self.chunks[c];
-        chunk.seqs.insert(o, seq);
-        chunk.touched();
+        self.chunks[c].seqs.insert(o, seq);
+        self.lengths.add(c, 1);
+        self.touched(c);
         self.len += 1;
-        if chunk.seqs.len() >= 2 * CHUNK {
-            let tail = chunk.seqs.split_off(CHUNK);
+        if self.chunks[c].seqs.len() >= 2 * CHUNK {
+            let tail = self.chunks[c].seqs.split_off(CHUNK);
             self.chunks.insert(c + 1, Chunk::new(tail));
+            self.chunks[c].sums = [None; ENCODINGS.len()];
+            self.reshaped();
         }
     }
 
@@ -91,28 +124,23 @@ impl Transcript {
         debug_assert!(first <= last && last < self.len);
         let (c1, o1) = self.locate(first);
         let (c2, o2) = self.locate(last);
-        if c1 == c2 {
-            let chunk = &mut self.chunks[c1];
-            chunk.seqs.splice(o1..=o2, std::iter::once(seq));
-            chunk.touched();
-        } else {
-            {
-                let head = &mut self.chunks[c1];
-                head.seqs.truncate(o1);
-                head.seqs.push(seq);
-                head.touched();
-            }
-            {
-                let tail = &mut self.chunks[c2];
-                tail.seqs.drain(..=o2);
-                tail.touched();
-            }
-            self.chunks.drain(c1 + 1..c2);
-            if self.chunks[c1 + 1].seqs.is_empty() {
-                self.chunks.remove(c1 + 1);
-            }
-        }
         self.len -= last - first;
+        if c1 == c2 {
+            self.chunks[c1].seqs.splice(o1..=o2, std::iter::once(seq));
+            self.lengths.add(c1, ((o2 - o1) as u64).wrapping_neg());
+            self.touched(c1);
+            return;
+        }
+        self.chunks[c1].seqs.truncate(o1);
+        self.chunks[c1].seqs.push(seq);
+        self.chunks[c1].sums = [None; ENCODINGS.len()];
+        self.chunks[c2].seqs.drain(..=o2);
+        self.chunks[c2].sums = [None; ENCODINGS.len()];
+        self.chunks.drain(c1 + 1..c2);
+        if self.chunks[c1 + 1].seqs.is_empty() {
+            self.chunks.remove(c1 + 1);
+        }
+        self.reshaped();
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = u32> + '_ {
@@ -122,7 +150,10 @@ impl Transcript {
     /// Forget every cached token sum (the shown messages changed, e.g. by `materialize`).
     pub fn forget_sums(&mut self) {
         for c in &mut self.chunks {
-            c.touched();
+            c.sums = [None; ENCODINGS.len()];
+        }
+        for index in &mut self.sums {
+            *index = SumIndex::default();
         }
     }
 
@@ -134,12 +165,53 @@ impl Transcript {
         &self.chunks[c].seqs
     }
 
-    pub fn chunk_sum(&self, c: usize, slot: usize) -> Option<u64> {
-        self.chunks[c].sums[slot]
+    /// Chunks without a token sum for `slot`: only the changed ones while the index stands.
+    pub fn chunks_missing_sum(&self, slot: usize) -> Vec<usize> {
+        let index = &self.sums[slot];
+        let mut missing: Vec<usize> = if index.tree.is_some() {
+            index.dirty.clone()
+        } else {
+            (0..self.chunks.len()).collect()
+        };
+        missing.sort_unstable();
+        missing.dedup();
+        missing.retain(|&c| self.chunks[c].sums[slot].is_none());
+        missing
     }
 
     pub fn set_chunk_sum(&mut self, c: usize, slot: usize, sum: u64) {
         self.chunks[c].sums[slot] = Some(sum);
+    }
+
+    /// Bring the sum index of `slot` up to date; every chunk must have its sum by now.
+    pub fn refresh_sums(&mut self, slot: usize) {
+        let chunks = &self.chunks;
+        let index = &mut self.sums[slot];
+        let sum_of = |c: usize| chunks[c].sums[slot].unwrap_or(0);
+        match &mut index.tree {
+            Some(tree) => {
+                for c in index.dirty.drain(..) {
+                    let new = sum_of(c);
+                    tree.add(c, new.wrapping_sub(index.values[c]));
+                    index.values[c] = new;
+                }
+            }
+            None => {
+                index.values = (0..chunks.len()).map(sum_of).collect();
+                index.tree = Some(Fenwick::build(index.values.iter().copied()));
+                index.dirty.clear();
+            }
+        }
+    }
+
+    /// Tokens of the chunks before `c` (after `refresh_sums`).
+    pub fn tokens_before_chunk(&self, c: usize, slot: usize) -> u64 {
+        self.sums[slot].tree.as_ref().map_or(0, |t| t.prefix(c))
+    }
+
+    /// Tokens of the whole transcript (after `refresh_sums`).
+    pub fn total_tokens(&self, slot: usize) -> u64 {
+        self.tokens_before_chunk(self.chunks.len(), slot)
     }
 }
 
@@ -152,6 +224,28 @@ mod tests {
         assert_eq!(t.iter().collect::<Vec<_>>(), model);
         for (i, s) in model.iter().enumerate() {
             assert_eq!(t.get(i), Some(*s));
+        }
+        for c in 0..t.chunk_count() {
+            let before: usize = (0..c).map(|k| t.chunk_seqs(k).len()).sum();
+            assert_eq!(t.chunk_start(c), before);
+        }
+    }
+
+    /// Sums are each seq's value, so the index can be checked against the model.
+    fn check_sums(t: &mut Transcript, model: &[u32]) {
+        for c in t.chunks_missing_sum(0) {
+            let s = t.chunk_seqs(c).iter().map(|&q| u64::from(q)).sum();
+            t.set_chunk_sum(c, 0, s);
+        }
+        t.refresh_sums(0);
+        assert_eq!(
+            t.total_tokens(0),
+            model.iter().map(|&q| u64::from(q)).sum::<u64>()
+        );
+        for c in 0..t.chunk_count() {
+            let start = t.chunk_start(c);
+            let want: u64 = model[..start].iter().map(|&q| u64::from(q)).sum();
+            assert_eq!(t.tokens_before_chunk(c, 0), want);
         }
     }
 
@@ -179,8 +273,12 @@ mod tests {
                 t.replace(a, b, seq);
                 model.splice(a..=b, std::iter::once(seq));
             }
+            if seq % 97 == 0 {
+                check_sums(&mut t, &model);
+            }
         }
         check(&t, &model);
+        check_sums(&mut t, &model);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Token totals and the token window. Counts come from each message's cache and each
-//! transcript chunk's cached sum, so a warm window walks chunk sums from the end and scans
-//! one chunk: no pass over the whole transcript.
+//! transcript chunk's cached sum, indexed by a Fenwick tree per encoding: a warm total is
+//! O(log n), and a warm window is a binary search over suffix sums plus a scan of one chunk.
 
 use crate::context::{Context, MessageHandle};
 use crate::error::Result;
@@ -10,12 +10,7 @@ impl<H: MessageHandle> Context<H> {
     /// Fill every missing chunk sum, counting uncounted messages in parallel.
     fn ensure_sums(&mut self, enc: Encoding) -> Result<()> {
         let slot = enc.slot();
-        let missing: Vec<usize> = (0..self.transcript.chunk_count())
-            .filter(|&c| self.transcript.chunk_sum(c, slot).is_none())
-            .collect();
-        if missing.is_empty() {
-            return Ok(());
-        }
+        let missing = self.transcript.chunks_missing_sum(slot);
         let mut per_chunk: Vec<Vec<H>> = Vec::with_capacity(missing.len());
         for &c in &missing {
             let seqs: Vec<u32> = self.transcript.chunk_seqs(c).to_vec();
@@ -29,6 +24,7 @@ impl<H: MessageHandle> Context<H> {
             }
             self.transcript.set_chunk_sum(c, slot, sum);
         }
+        self.transcript.refresh_sums(slot);
         Ok(())
     }
 
@@ -54,10 +50,7 @@ impl<H: MessageHandle> Context<H> {
     /// Tokens of `messages` as shown (overlay and resolution included).
     pub fn total_tokens(&mut self, enc: Encoding) -> Result<u64> {
         self.ensure_sums(enc)?;
-        let slot = enc.slot();
-        let sum: u64 = (0..self.transcript.chunk_count())
-            .map(|c| self.transcript.chunk_sum(c, slot).unwrap_or(0))
-            .sum();
+        let sum = self.transcript.total_tokens(enc.slot());
         let (head_delta, prepended) = self.overlay_cost(enc)?;
         Ok((sum as i64 + head_delta) as u64 + prepended)
     }
@@ -91,39 +84,58 @@ impl<H: MessageHandle> Context<H> {
         }
         let remaining = max_tokens.saturating_sub(fixed);
         let slot = enc.slot();
-        let mut used = 0u64;
-        let mut start = self.len();
-        let mut chunk_end = self.len();
-        for c in (0..self.transcript.chunk_count()).rev() {
-            let chunk_len = self.transcript.chunk_seqs(c).len();
-            let chunk_start = chunk_end - chunk_len;
-            let mut cost = self.transcript.chunk_sum(c, slot).unwrap_or(0) as i64;
-            for &p in &specials {
-                if (chunk_start..chunk_end).contains(&p) {
-                    cost -= self.resolved_tokens(p, enc)? as i64;
+        let mut special_tokens = Vec::with_capacity(specials.len());
+        for &p in &specials {
+            special_tokens.push((p, self.resolved_tokens(p, enc)?));
+        }
+        let raw_total = self.transcript.total_tokens(slot);
+        let t = &self.transcript;
+        // What keeping everything from the start of chunk `c` costs: its suffix sum without
+        // the specials (paid for in `fixed`), with the overlay's change to position 0.
+        // Non-increasing in `c`, so the first chunk that fits is found by binary search.
+        let kept_from_chunk = |c: usize| -> u64 {
+            let start = t.chunk_start(c);
+            let mut cost = (raw_total - t.tokens_before_chunk(c, slot)) as i64;
+            for &(p, tok) in &special_tokens {
+                if p >= start {
+                    cost -= tok as i64;
                 }
             }
-            if chunk_start == 0 && !specials.contains(&0) {
+            if start == 0 && !specials.contains(&0) {
                 cost += head_delta;
             }
-            if used + cost as u64 <= remaining {
-                used += cost as u64;
-                start = chunk_start;
-                chunk_end = chunk_start;
-                continue;
+            cost.max(0) as u64
+        };
+        let (mut lo, mut hi) = (0, t.chunk_count());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if kept_from_chunk(mid) <= remaining {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
-            for p in (chunk_start..chunk_end).rev() {
+        }
+        let first_chunk = lo;
+        let mut used = kept_from_chunk(first_chunk);
+        let mut start = if first_chunk == t.chunk_count() {
+            self.len()
+        } else {
+            t.chunk_start(first_chunk)
+        };
+        if first_chunk > 0 {
+            // Then message by message, from the end of the chunk before it.
+            let before = t.chunk_start(first_chunk - 1);
+            for p in (before..start).rev() {
                 if specials.contains(&p) {
                     continue;
                 }
-                let t = self.shown_tokens(p, enc, head_delta)?;
-                if used + t > remaining {
+                let tok = self.shown_tokens(p, enc, head_delta)?;
+                if used + tok > remaining {
                     break;
                 }
-                used += t;
+                used += tok;
                 start = p;
             }
-            break;
         }
         let mut kept: Vec<usize> = (start..self.len())
             .filter(|p| !specials.contains(p))
