@@ -8,8 +8,13 @@ import statistics
 import time
 from collections import defaultdict
 
+import sys
+from pathlib import Path
+
 import pytest
-from _oracle import tiktoken_oracle  # noqa: F401  (fixture)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from _oracle import load_oracle  # noqa: E402  (the tests' oracle, one copy)
 
 SIZES = [int(s) for s in os.environ.get("CTXFOLD_BENCH_SIZES", "1000,10000,100000").split(",")]
 RESULTS: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
@@ -38,6 +43,11 @@ def record(benchmark):
             times.append(time.perf_counter() - t)
         RESULTS[(op, n)][impl] = statistics.median(times)
     return run
+
+
+@pytest.fixture(scope="session")
+def tiktoken_oracle():
+    return load_oracle()
 
 
 def pytest_terminal_summary(terminalreporter):

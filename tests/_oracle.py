@@ -1,5 +1,8 @@
+"""Python tiktoken as an offline oracle, shared by the tests and the benchmarks."""
+
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -7,8 +10,6 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-
-import pytest
 
 # Python tiktoken is the oracle for token counts. It downloads its rank files at run time;
 # the same files ship inside the tiktoken-rs crate, so they are placed in TIKTOKEN_CACHE_DIR
@@ -31,8 +32,8 @@ def _tiktoken_rs_assets() -> Path:
     raise RuntimeError("tiktoken-rs is not in the cargo metadata")
 
 
-@pytest.fixture(scope="session")
-def tiktoken_oracle():
+@functools.cache
+def load_oracle() -> dict:
     """Python tiktoken, offline. Fails (never skips) when it cannot be set up."""
     cache = Path(tempfile.mkdtemp(prefix="ctxfold-tiktoken-"))
     assets = _tiktoken_rs_assets()
