@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 from collections import defaultdict
-
-import sys
 from pathlib import Path
 
 import pytest
