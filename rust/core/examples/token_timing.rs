@@ -9,17 +9,30 @@ fn main() {
     let empty: HashSet<&str> = HashSet::new();
     for _ in 0..2 {
         let t = Instant::now();
-        let n: usize = texts.iter().map(|s| bpe.encode(s, &empty).unwrap().0.len()).sum();
+        let n: usize = texts
+            .iter()
+            .map(|s| bpe.encode(s, &empty).unwrap().0.len())
+            .sum();
         println!("encode          {:?} ({n} tokens)", t.elapsed());
         let t = Instant::now();
         let n: usize = texts.iter().map(|s| bpe.encode_ordinary(s).len()).sum();
         println!("encode_ordinary {:?} ({n} tokens)", t.elapsed());
         use rayon::prelude::*;
         let t = Instant::now();
-        let n: usize = texts.par_iter().map(|s| ctxfold_core::tokens::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap()).sum();
+        let n: usize = texts
+            .par_iter()
+            .map(|s| {
+                ctxfold_core::tokens::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap()
+            })
+            .sum();
         println!("count_text par  {:?} ({n} tokens)", t.elapsed());
         let t = Instant::now();
-        let n: usize = texts.iter().map(|s| ctxfold_core::tokens::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap()).sum();
+        let n: usize = texts
+            .iter()
+            .map(|s| {
+                ctxfold_core::tokens::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap()
+            })
+            .sum();
         println!("count_text seq  {:?} ({n} tokens)", t.elapsed());
     }
 }
