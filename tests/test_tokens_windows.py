@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ctxfold import Context, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, encodings
+from ctxfold import Context, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, count_text, encodings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +74,27 @@ def test_counts_equal_tiktoken_on_generated_text(tiktoken_oracle, text):
         assert m.count_tokens(name) == expected(tiktoken_oracle[name], m)
 
 
+# Pieces chosen to hit every branch of tiktoken's split: whitespace runs of each kind before
+# letters, digits, punctuation and the end, contractions, line breaks, marks, wide spaces.
+ATOMS = [" ", "  ", "\t", "\n", "\r\n", " \n ", "\u00a0", "\u3000", "\u2009", "\u0085", "\x0b", "a", "Ab", "ABC",
+         "Hello", "'s", "'LL", "'re", "don't", "1", "1234567", "!", "?!", "/", "//", "<|endoftext|>", "é", "e\u0301",
+         "日本語", "😀", "👍🏽", "Σσ", "Ⅻ", "٣", "\u200b", "-", "_"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(ATOMS), max_size=40).map("".join))
+def test_counts_equal_tiktoken_on_split_edge_cases(tiktoken_oracle, text):
+    for name in ENCS:
+        assert count_text(text, name) == len(tiktoken_oracle[name].encode_ordinary(text)), (name, text)
+
+
+def test_long_runs_equal_tiktoken(tiktoken_oracle):
+    for text in ("a" * 100_000, "^" * 100_000, "QUJD" * 25_000, " " * 100_000, "1" * 100_000, "\n" * 100_000,
+                 "é" * 50_000, " \n" * 50_000, "ab " * 30_000):
+        for name in ENCS:
+            assert count_text(text, name) == len(tiktoken_oracle[name].encode_ordinary(text)), (name, text[:8])
+
+
 def test_encodings_and_unknown():
     assert {"cl100k_base", "o200k_base"} <= set(encodings())
     with pytest.raises(ValueError, match="cl100k_base"):
@@ -83,8 +104,9 @@ def test_encodings_and_unknown():
 
 
 def test_pathological_inputs_finish():
-    for text in ("a" * 1_000_000, "^" * 300_000, "QUJD" * 250_000):
-        assert Message.user(text).count_tokens("o200k_base") > 1000
+    for text in ("a" * 1_000_000, "^" * 300_000, "QUJD" * 250_000, " " * 1_000_000, "\n" * 1_000_000):
+        for name in encodings():
+            assert Message.user(text).count_tokens(name) > 1000
 
 
 def test_totals_track_mutations():

@@ -11,6 +11,7 @@ pub mod event;
 pub mod fenwick;
 pub mod fork;
 pub mod message;
+pub mod pretokenize;
 pub mod time;
 pub mod tokens;
 pub mod transcript;

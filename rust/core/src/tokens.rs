@@ -3,10 +3,12 @@
 
 use crate::error::{Error, Result};
 use crate::message::{compact_json, part_type, Content, Message, MEDIA_TYPES};
+use crate::pretokenize::{Counter, Split};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 use tiktoken_rs::CoreBPE;
 
 /// Every encoding `tiktoken-rs` ships. The index is the slot in a `TokenCache`.
@@ -59,7 +61,25 @@ impl Encoding {
         self as usize
     }
 
-    fn bpe(self) -> &'static CoreBPE {
+    /// The fast counter of this encoding (built once, on first use).
+    pub(crate) fn counter(self) -> Option<&'static Counter> {
+        static COUNTERS: [OnceLock<Option<Counter>>; ENCODINGS.len()] =
+            [const { OnceLock::new() }; ENCODINGS.len()];
+        COUNTERS[self.slot()]
+            .get_or_init(|| {
+                let (split, max_rank) = match self {
+                    Encoding::Cl100kBase => (Split::Cl100k, 100_300),
+                    Encoding::O200kBase | Encoding::O200kHarmony => (Split::O200k, 202_000),
+                    Encoding::P50kBase | Encoding::P50kEdit | Encoding::R50kBase => {
+                        (Split::Gpt2, 50_300)
+                    }
+                };
+                Counter::new(self.bpe(), split, max_rank)
+            })
+            .as_ref()
+    }
+
+    pub(crate) fn bpe(self) -> &'static CoreBPE {
         match self {
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
             Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
@@ -100,6 +120,10 @@ impl TokenCache {
 /// Uses the fallible encoder, and guards against a panic inside the regex engine as well:
 /// a Rust panic must never reach Python.
 pub fn count_text(text: &str, enc: Encoding) -> Result<usize> {
+    if let Some(counter) = enc.counter() {
+        return std::panic::catch_unwind(|| counter.count(text))
+            .map_err(|_| Error::Value("cannot tokenize text: the tokenizer failed".into()));
+    }
     let bpe = enc.bpe();
     let empty: HashSet<&str> = HashSet::new();
     match std::panic::catch_unwind(|| bpe.encode(text, &empty)) {
