@@ -244,3 +244,23 @@ def test_deserialize_errors():
         Context.deserialize({"version": "2"})
     with pytest.raises(DecodeError, match="missing or invalid version field"):
         Context.deserialize({})
+
+
+@pytest.mark.parametrize("tail", [
+    [Message.user("u"), Message.system("s")],
+    [Message.assistant("a", tool_calls=[{"id": "1", "name": "f"}]), Message("developer", "d")],
+    [Message.tool("1", "r"), Message.assistant("done")],
+    [Message.system("only system")],
+])
+def test_add_messages_equals_a_loop_and_notifies_in_order(tail):
+    heard: list = []
+    batch, loop = Context.new(needs_response=False, notify=heard.append), Context.new(needs_response=False)
+    batch.add_messages(tail)
+    for m in tail:
+        loop.add_message(m)
+    assert batch.needs_response is loop.needs_response
+    assert [e.message for e in heard] == tail == batch.messages
+    assert [e.seq for e in heard] == list(range(len(tail)))
+    quiet = Context.new()
+    quiet.add_messages(tail)
+    assert [e.message for e in quiet.events()] == tail

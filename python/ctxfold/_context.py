@@ -217,32 +217,33 @@ class Context:
 
     def append(self, message: Message, anchor_point: str = "messages") -> None:
         """Insert at the anchor's index; that anchor and every later one move up by 1."""
-        self._publish(self._core.append(_as_message(message), anchor_point))
+        event, _ = self._core.append(_as_message(message), anchor_point, None, self.notify is not None)
+        if event is not None:
+            self._publish(event)
 
     def add_anchor(self, name: str, msg_index: int, after_existing: bool = True) -> None:
         self._core.add_anchor(name, msg_index, after_existing)
 
-    def _update_needs_response(self, m: Message) -> None:
-        if m.role == "assistant":
-            self.needs_response = bool(m.tool_calls)
-        elif m.role in ("user", "tool"):
-            self.needs_response = True
-
     def add_message(self, message: Message, *, source: str | None = None) -> None:
         """One insert event at the ``messages`` anchor; updates ``needs_response``."""
-        m = _as_message(message)
+        m = message if isinstance(message, Message) else _as_message(message)
         if source is not None and not isinstance(source, str):
             raise TypeError("source must be a str")
-        event = self._core.append(m, "messages", source)
-        self._update_needs_response(m)
-        self._publish(event)
+        # The hot path of every turn: the event is built only when someone listens.
+        event, needs_response = self._core.append(m, "messages", source, self.notify is not None)
+        if needs_response is not None:
+            self.needs_response = needs_response
+        if event is not None:
+            self._publish(event)
 
     def add_messages(self, messages: Iterable[Message]) -> None:
-        """One event per message; the same result as a loop of ``add_message``."""
-        batch = [_as_message(m) for m in messages]
-        events = self._core.extend(batch, "messages")
-        for m, e in zip(batch, events):
-            self._update_needs_response(m)
+        """One event per message, as a loop of ``add_message`` would append them. Listeners
+        hear the events after the whole batch is in, with ``needs_response`` already final."""
+        batch = [m if isinstance(m, Message) else _as_message(m) for m in messages]
+        events, needs_response = self._core.extend(batch, "messages", self.notify is not None)
+        if needs_response is not None:
+            self.needs_response = needs_response
+        for e in events:
             self._publish(e)
 
     def log_event(self, type: str, data: Mapping[str, Any] | None = None) -> None:

@@ -174,6 +174,22 @@ impl<H: MessageHandle> Context<H> {
         self.push(kind, time, data, Some((op, h)))
     }
 
+    /// Fill an empty context with `messages` in order, one insert event each, in one pass
+    /// (forks and windows). Anchors are the caller's to set.
+    pub(crate) fn seed_in_order(&mut self, messages: Vec<H>) {
+        debug_assert!(self.events.is_empty());
+        let n = messages.len();
+        self.events.reserve(n);
+        for (i, h) in messages.into_iter().enumerate() {
+            let m = h.message();
+            self.hooked += usize::from(!m.hook_ids.is_empty());
+            let (kind, time) = (EventType::for_role(m.role), m.created_at);
+            self.push(kind, time, Map::new(), Some((Op::Insert(i), h)));
+        }
+        let seqs: Vec<u32> = (0..n as u32).collect();
+        self.transcript = crate::transcript::Transcript::from_seqs(&seqs);
+    }
+
     /// Insert without anchor bookkeeping: building a child or a loaded context whose anchors
     /// are set afterwards.
     pub(crate) fn push_insert_raw(&mut self, p: usize, h: H) {

@@ -36,9 +36,7 @@ impl<H: MessageHandle> Context<H> {
     /// A child made of `messages` (in order) with `anchors` already laid out for them.
     fn child_of(&mut self, messages: Vec<H>, anchors: crate::anchors::Anchors) -> Context<H> {
         let mut child = Context::new(crate::message::new_id(), time::now());
-        for (i, h) in messages.into_iter().enumerate() {
-            child.push_insert_raw(i, h);
-        }
+        child.seed_in_order(messages);
         child.anchors = anchors;
         child.content_map = self.content_map.clone();
         child.bindings = self.bindings.clone();
@@ -61,14 +59,24 @@ impl<H: MessageHandle> Context<H> {
         sel.extend(td_pos);
         sel.sort_unstable();
         sel.dedup();
-        let messages: Vec<H> = sel
-            .iter()
-            .map(|&p| match (&sp, &td) {
+        // One sequential walk from the first selected position: windows keep long runs.
+        let first = sel.first().copied().unwrap_or(0);
+        let mut wanted = sel.iter().peekable();
+        let mut messages: Vec<H> = Vec::with_capacity(sel.len());
+        for (p, seq) in (first..).zip(self.transcript.iter_from(first)) {
+            if wanted.peek().is_none() {
+                break;
+            }
+            if wanted.peek() != Some(&&p) {
+                continue;
+            }
+            wanted.next();
+            messages.push(match (&sp, &td) {
                 (Some(s), _) if Some(p) == sp_pos => s.clone(),
                 (_, Some(t)) if Some(p) == td_pos => t.clone(),
-                _ => self.raw_at(p).expect("selected in range").clone(),
-            })
-            .collect();
+                _ => self.handle(seq).clone(),
+            });
+        }
         let anchors = self.anchors.project(&sel);
         let mut child = self.child_of(messages, anchors);
         // A replacement for a special the parent does not have goes at the end of its partition.

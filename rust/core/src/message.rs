@@ -213,6 +213,17 @@ impl Message {
     }
 
     /// A tool result: role `tool`, or parts that include a `tool_result`.
+    /// What adding this message does to a context's `needs_response`: an assistant message
+    /// needs a response when it calls tools; user and tool messages always do; system and
+    /// developer messages leave it alone (`None`).
+    pub fn needs_response_after(&self) -> Option<bool> {
+        match self.role {
+            Role::Assistant => Some(!self.tool_calls.is_empty()),
+            Role::User | Role::Tool => Some(true),
+            Role::System | Role::Developer => None,
+        }
+    }
+
     pub fn is_tool_result(&self) -> bool {
         self.role == Role::Tool
             || matches!(&self.content, Content::Parts(p) if p.iter().any(|p| part_type(p) == Some("tool_result")))

@@ -143,6 +143,32 @@ impl Transcript {
         self.reshaped();
     }
 
+    /// A transcript holding `seqs` in order, built in one pass.
+    pub fn from_seqs(seqs: &[u32]) -> Transcript {
+        let mut t = Transcript {
+            chunks: seqs.chunks(CHUNK).map(|c| Chunk::new(c.to_vec())).collect(),
+            len: seqs.len(),
+            ..Transcript::default()
+        };
+        t.reshaped();
+        t
+    }
+
+    /// The seqs from position `start` on: O(log n) to find the start, then sequential.
+    pub fn iter_from(&self, start: usize) -> impl Iterator<Item = u32> + '_ {
+        let (c, o) = if start >= self.len {
+            (self.chunks.len(), 0)
+        } else {
+            self.locate(start)
+        };
+        self.chunks
+            .get(c..)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .flat_map(move |(k, chunk)| chunk.seqs[if k == 0 { o } else { 0 }..].iter().copied())
+    }
+
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = u32> + '_ {
         self.chunks.iter().flat_map(|c| c.seqs.iter().copied())
     }
@@ -279,6 +305,22 @@ mod tests {
         }
         check(&t, &model);
         check_sums(&mut t, &model);
+        for start in [
+            0,
+            1,
+            511,
+            512,
+            513,
+            model.len() / 2,
+            model.len() - 1,
+            model.len(),
+            model.len() + 3,
+        ] {
+            let tail: Vec<u32> = t.iter_from(start).collect();
+            assert_eq!(tail, model[start.min(model.len())..]);
+        }
+        let rebuilt = Transcript::from_seqs(&model);
+        check(&rebuilt, &model);
     }
 
     #[test]

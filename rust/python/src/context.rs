@@ -195,27 +195,34 @@ impl ContextCore {
         c.bindings = bindings;
     }
 
-    #[pyo3(signature = (message, anchor_point="messages", source=None))]
+    /// Insert at an anchor. Returns the event, only when asked for (someone listens: building
+    /// it is most of an append's cost), and what the message does to `needs_response`.
+    #[pyo3(signature = (message, anchor_point="messages", source=None, want_event=true))]
     fn append(
         &self,
         py: Python<'_>,
         message: &Bound<'_, PyMessage>,
         anchor_point: &str,
         source: Option<String>,
-    ) -> PyResult<PyEvent> {
+        want_event: bool,
+    ) -> PyResult<(Option<PyEvent>, Option<bool>)> {
+        let effect = message.get().inner.needs_response_after();
         let h = Handle::from_py(message);
         let mut c = self.lock(py);
-        c.append(h, anchor_point, source).map(PyEvent::of).py()
+        let e = c.append(h, anchor_point, source).py()?;
+        Ok((want_event.then(|| PyEvent::of(e)), effect))
     }
 
-    /// Append many at one anchor; one event each.
-    #[pyo3(signature = (messages, anchor_point="messages"))]
+    /// Append many at one anchor; one event each. Returns the events (when asked for) and what
+    /// the batch does to `needs_response` (the last message that changes it decides).
+    #[pyo3(signature = (messages, anchor_point="messages", want_events=true))]
     fn extend(
         &self,
         py: Python<'_>,
         messages: &Bound<'_, PyAny>,
         anchor_point: &str,
-    ) -> PyResult<Vec<PyEvent>> {
+        want_events: bool,
+    ) -> PyResult<(Vec<PyEvent>, Option<bool>)> {
         let hs = messages
             .try_iter()?
             .map(|m| {
@@ -224,11 +231,20 @@ impl ContextCore {
                 })?))
             })
             .collect::<PyResult<Vec<_>>>()?;
+        let effect = hs
+            .iter()
+            .rev()
+            .find_map(|h| h.message().needs_response_after());
         let mut c = self.lock(py);
         c.anchors.position(anchor_point).py()?;
-        hs.into_iter()
-            .map(|h| c.append(h, anchor_point, None).map(PyEvent::of).py())
-            .collect()
+        let mut events = Vec::with_capacity(if want_events { hs.len() } else { 0 });
+        for h in hs {
+            let e = c.append(h, anchor_point, None).py()?;
+            if want_events {
+                events.push(PyEvent::of(e));
+            }
+        }
+        Ok((events, effect))
     }
 
     #[pyo3(signature = (name, msg_index, after_existing=true))]

@@ -385,8 +385,9 @@ impl PyMessage {
     }
 
     #[getter]
-    fn role(&self) -> &'static str {
-        self.inner.role.as_str()
+    fn role<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyString> {
+        // Interned: reading a role allocates nothing, and `==` against a literal is a pointer test.
+        pyo3::types::PyString::intern(py, self.inner.role.as_str())
     }
     #[getter]
     fn content<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
