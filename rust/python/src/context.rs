@@ -495,7 +495,12 @@ impl ContextCore {
         let runtime = to_map(runtime)?;
         let mut g = self.lock(py);
         let c: &mut Core = &mut g;
-        py.detach(|| c.save(&session_dir, runtime)).py()
+        py.detach(|| {
+            let saved = c.save(&session_dir, runtime);
+            crate::release_free_memory();
+            saved
+        })
+        .py()
     }
 
     fn file_name(&self, py: Python<'_>) -> PyResult<String> {
@@ -508,7 +513,13 @@ impl ContextCore {
         py: Python<'py>,
         path: PathBuf,
     ) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
-        let l = py.detach(|| Core::load_file(&path)).py()?;
+        let l = py
+            .detach(|| {
+                let loaded = Core::load_file(&path);
+                crate::release_free_memory();
+                loaded
+            })
+            .py()?;
         Ok((
             ContextCore::wrap(l.context),
             map_to_py(py, &l.runtime)?,

@@ -12,6 +12,15 @@ use pyo3::prelude::*;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Give the pages freed by a big load or save (the file's bytes, parse scratch) back to the
+/// system now; mimalloc would otherwise keep them until later allocations reuse them. Forced:
+/// measured at 100k messages, resident memory after a load drops from +307 MB to +150 MB (the
+/// live context), for a few milliseconds.
+pub(crate) fn release_free_memory() {
+    // SAFETY: `mi_collect` only walks mimalloc's own heaps; any thread may call it.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
 /// sha256 hex of a hook's name: the id messages carry in `hook_ids`.
 #[pyfunction]
 fn hook_id(name: &str) -> String {
