@@ -131,6 +131,98 @@ def test_wrong_types_anywhere(value, key):
         pass
 
 
+def _paths(v, prefix=()):
+    """Every path into a JSON value, for mutating anywhere."""
+    yield prefix
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _paths(x, prefix + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from _paths(x, prefix + (i,))
+
+
+PATHS = [p for p in _paths(DOC) if p]
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-3, 10**20) | st.floats(allow_nan=False)
+                           | st.text(max_size=6), lambda c: st.lists(c, max_size=3)
+                           | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=8)
+
+
+def _set(doc, path, value):
+    for k in path[:-1]:
+        doc = doc[k]
+    doc[path[-1]] = value
+
+
+@st.composite
+def structural_mutations(draw):
+    """Change a value anywhere, drop / duplicate / swap events, stretch replace ranges and
+    insert positions, shift anchors: several at once."""
+    d = json.loads(json.dumps(DOC))
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["set", "drop", "dup", "swap", "stretch", "anchor"]))
+        ev = d.get("events") if isinstance(d.get("events"), list) else None
+        if kind == "set":
+            path = draw(st.sampled_from(PATHS))
+            try:
+                _set(d, path, draw(JSON_VALUES))
+            except (KeyError, IndexError, TypeError):
+                pass
+        elif kind in ("drop", "dup", "swap") and ev:
+            i, j = draw(st.integers(0, len(ev) - 1)), draw(st.integers(0, len(ev) - 1))
+            if kind == "drop":
+                ev.pop(i)
+            elif kind == "dup":
+                ev.insert(i, json.loads(json.dumps(ev[j])))
+            else:
+                ev[i], ev[j] = ev[j], ev[i]
+        elif kind == "stretch" and ev:
+            e = draw(st.sampled_from(ev))
+            data = e.get("data") if isinstance(e, dict) else None
+            if isinstance(data, dict):
+                for key in ("first", "last", "position"):
+                    if isinstance(data.get(key), int):
+                        data[key] += draw(st.integers(-3, 3))
+        elif kind == "anchor" and isinstance(d.get("anchors"), list) and d["anchors"]:
+            a = draw(st.sampled_from(d["anchors"]))
+            if isinstance(a, list) and len(a) == 2 and isinstance(a[1], int):
+                a[1] += draw(st.integers(-2, 2))
+    return d
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(structural_mutations())
+def test_structural_corruption_only_raises_decode_error(doc):
+    try:
+        ctx = Context.deserialize(doc)
+    except DecodeError as e:
+        assert str(e)  # says something, and where
+        return
+    # Accepted: then it is whole — it saves, loads back and replays to the same fold.
+    again = Context.deserialize(ctx.serialize())
+    same(ctx, again)
+
+
+VALID_BYTES = json.dumps(DOC).encode()
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(
+    st.integers(0, len(VALID_BYTES) - 1).map(lambda i: VALID_BYTES[:i]),
+    st.tuples(st.integers(0, len(VALID_BYTES) - 1), st.integers(0, 255)).map(
+        lambda t: VALID_BYTES[: t[0]] + bytes([t[1]]) + VALID_BYTES[t[0] + 1:]),
+    st.tuples(st.integers(0, len(VALID_BYTES) - 1), st.binary(min_size=1, max_size=4)).map(
+        lambda t: VALID_BYTES[: t[0]] + t[1] + VALID_BYTES[t[0]:]),
+))
+def test_corrupted_files_only_raise_decode_error(tmp_path_factory, blob):
+    path = tmp_path_factory.mktemp("bad") / "f.json"
+    path.write_bytes(blob)
+    try:
+        Context.load(path)
+    except DecodeError as e:
+        assert str(path) in str(e)
+
+
 SAVER = """
 import sys
 from ctxfold import Context, Message
