@@ -390,8 +390,12 @@ class Context:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Context:
-        core, rt, versioned = ContextCore.load_file(os.fspath(path))
-        return cls._from_loaded(core, rt, not versioned)
+        where = os.fspath(path)
+        core, rt, versioned = ContextCore.load_file(where)
+        try:
+            return cls._from_loaded(core, rt, not versioned)
+        except DecodeError as e:
+            raise DecodeError(f"{where}: {e}") from None
 
     def __repr__(self) -> str:
         return f"Context(id={self.id!r}, messages={len(self)}, events={self.next_seq})"

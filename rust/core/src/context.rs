@@ -50,8 +50,39 @@ pub struct Context<H> {
     /// what they derive from changes.
     pub(crate) resolved: HashMap<u32, H>,
     pub(crate) shown_head: Option<(u32, H)>,
-    /// How many surface events carry hooks; 0 lets reads skip resolution entirely.
-    pub(crate) hooked: usize,
+    /// The seqs of surface events whose message carries hooks: reads resolve only those, and
+    /// skip resolution entirely when there are none.
+    pub(crate) hooked: HookedSeqs,
+}
+
+/// A bit per seq: whether that surface event's message carries hooks.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HookedSeqs {
+    bits: Vec<u64>,
+    count: usize,
+}
+
+impl HookedSeqs {
+    fn mark(&mut self, seq: u32) {
+        let (w, b) = (seq as usize / 64, seq % 64);
+        if self.bits.len() <= w {
+            self.bits.resize(w + 1, 0);
+        }
+        if self.bits[w] & (1 << b) == 0 {
+            self.bits[w] |= 1 << b;
+            self.count += 1;
+        }
+    }
+
+    pub(crate) fn contains(&self, seq: u32) -> bool {
+        self.bits
+            .get(seq as usize / 64)
+            .is_some_and(|w| w & (1 << (seq % 64)) != 0)
+    }
+
+    pub(crate) fn any(&self) -> bool {
+        self.count > 0
+    }
 }
 
 impl<H: MessageHandle> Default for Context<H> {
@@ -76,7 +107,7 @@ impl<H: MessageHandle> Context<H> {
             overlay: None,
             resolved: HashMap::new(),
             shown_head: None,
-            hooked: 0,
+            hooked: HookedSeqs::default(),
         }
     }
 
@@ -132,7 +163,8 @@ impl<H: MessageHandle> Context<H> {
 
     // ---- writing -------------------------------------------------------------------------
 
-    fn push(
+    /// Every event enters the log here.
+    pub(crate) fn push(
         &mut self,
         kind: EventType,
         time: Micros,
@@ -140,6 +172,12 @@ impl<H: MessageHandle> Context<H> {
         surface: Option<(Op, H)>,
     ) -> &Event<H> {
         let seq = self.events.len() as u64;
+        if surface
+            .as_ref()
+            .is_some_and(|(_, h)| !h.message().hook_ids.is_empty())
+        {
+            self.hooked.mark(seq as u32);
+        }
         self.events.push(Event {
             seq,
             kind,
@@ -165,7 +203,6 @@ impl<H: MessageHandle> Context<H> {
             self.shown_head = None;
         }
         let m = h.message();
-        self.hooked += usize::from(!m.hook_ids.is_empty());
         let (kind, time) = (EventType::for_role(m.role), m.created_at);
         let mut data = Map::new();
         if let Some(s) = source {
@@ -182,7 +219,6 @@ impl<H: MessageHandle> Context<H> {
         self.events.reserve(n);
         for (i, h) in messages.into_iter().enumerate() {
             let m = h.message();
-            self.hooked += usize::from(!m.hook_ids.is_empty());
             let (kind, time) = (EventType::for_role(m.role), m.created_at);
             self.push(kind, time, Map::new(), Some((Op::Insert(i), h)));
         }
@@ -196,7 +232,6 @@ impl<H: MessageHandle> Context<H> {
         let seq = self.events.len() as u32;
         self.transcript.insert(p, seq);
         let m = h.message();
-        self.hooked += usize::from(!m.hook_ids.is_empty());
         let (kind, time) = (EventType::for_role(m.role), m.created_at);
         self.push(kind, time, Map::new(), Some((Op::Insert(p), h)));
     }

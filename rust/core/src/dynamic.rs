@@ -116,7 +116,7 @@ impl<H: MessageHandle> Context<H> {
     /// bindings change.
     pub(crate) fn resolved(&mut self, seq: u32) -> H {
         let h = self.handle(seq);
-        if h.message().hook_ids.is_empty() {
+        if !self.hooked.contains(seq) {
             return h.clone();
         }
         if let Some(r) = self.resolved.get(&seq) {
@@ -262,21 +262,33 @@ impl<H: MessageHandle> Context<H> {
             }
             None => 0,
         };
-        if !self.resolved.is_empty() || self.events_with_hooks() {
-            let seqs: Vec<u32> = self.transcript.iter().skip(skip).collect();
-            for s in seqs {
-                f(&self.resolved(s));
-            }
-        } else {
-            for s in self.transcript.iter().skip(skip) {
-                f(self.handle(s));
-            }
+        if self.hooked.any() {
+            self.resolve_fold();
+        }
+        for s in self.transcript.iter().skip(skip) {
+            f(self.shown(s));
         }
     }
 
-    /// Whether any message in the fold carries hooks (then reads go through resolution).
-    fn events_with_hooks(&self) -> bool {
-        self.hooked > 0
+    /// Resolve every dynamic message of the fold into the cache, so reads can borrow.
+    pub(crate) fn resolve_fold(&mut self) {
+        let pending: Vec<u32> = self
+            .transcript
+            .iter()
+            .filter(|&s| self.hooked.contains(s) && !self.resolved.contains_key(&s))
+            .collect();
+        for s in pending {
+            self.resolved(s);
+        }
+    }
+
+    /// The message at a fold seq as shown, after `resolve_fold`.
+    pub(crate) fn shown(&self, seq: u32) -> &H {
+        let h = self.handle(seq);
+        if !self.hooked.contains(seq) {
+            return h;
+        }
+        self.resolved.get(&seq).unwrap_or(h)
     }
 
     pub fn shown_len(&mut self) -> usize {

@@ -334,9 +334,10 @@ impl ContextCore {
     }
 
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut items: Vec<Py<PyMessage>> = Vec::new();
+        let mut c = self.lock(py);
+        let mut items: Vec<Py<PyMessage>> = Vec::with_capacity(c.shown_len());
         let mut err = None;
-        self.lock(py).visit_messages(|h| match h.to_py(py) {
+        c.visit_messages(|h| match h.to_py(py) {
             Ok(p) => items.push(p),
             Err(e) => err = Some(e),
         });

@@ -7,7 +7,7 @@ use super::legacy;
 use super::Loaded;
 use crate::context::{Context, MessageHandle};
 use crate::error::{decode, Error, Result};
-use crate::event::{Event, EventType, Op};
+use crate::event::{EventType, Op};
 use crate::message::{Content, Kind, Message, Role};
 use crate::time;
 use rayon::prelude::*;
@@ -272,17 +272,10 @@ fn replay<H: MessageHandle>(ctx: &mut Context<H>, i: usize, c: Checked) -> Resul
                     ))
                 }
             }
-            ctx.hooked += usize::from(!msg.hook_ids.is_empty());
             Some((op, H::wrap(msg)))
         }
     };
-    ctx.events.push(Event {
-        seq: i as u64,
-        kind: c.kind,
-        time: c.time,
-        data: c.data,
-        surface,
-    });
+    ctx.push(c.kind, c.time, c.data, surface);
     Ok(())
 }
 

@@ -151,11 +151,8 @@ impl<H: MessageHandle> Context<H> {
     /// The version 2 document, ready to be written by any serde serializer.
     pub fn document<'a>(&'a mut self, runtime: &'a Map<String, Value>) -> Document<'a, H> {
         // The projection shows resolved dynamic messages: fill the cache, then only borrow.
-        if self.hooked > 0 {
-            let seqs: Vec<u32> = self.transcript.iter().collect();
-            for q in seqs {
-                self.resolved(q);
-            }
+        if self.hooked.any() {
+            self.resolve_fold();
         }
         Document { ctx: self, runtime }
     }
@@ -178,10 +175,13 @@ impl<H: MessageHandle> Serialize for Document<'_, H> {
         o.serialize_entry("hook_bindings", &c.bindings)?;
         o.serialize_entry("events", &SeqOf(|| c.events.iter().map(EventOut)))?;
         // The projection for version 1 readers: resolved, without the overlay.
-        let shown = |q: u32| c.resolved.get(&q).unwrap_or_else(|| c.handle(q)).message();
         o.serialize_entry(
             "messages",
-            &SeqOf(|| c.transcript.iter().map(|q| MessageOut(shown(q), Shape::V1))),
+            &SeqOf(|| {
+                c.transcript
+                    .iter()
+                    .map(|q| MessageOut(c.shown(q).message(), Shape::V1))
+            }),
         )?;
         o.end()
     }
