@@ -92,70 +92,69 @@ pub(super) fn anchors_or_default(v: Option<&Value>, key: &str, len: usize) -> Re
     }))
 }
 
-fn messages_list(obj: &Map<String, Value>) -> Result<&[Value]> {
-    match obj.get("messages") {
-        None | Some(Value::Null) => Ok(&[]),
-        Some(Value::Array(a)) => Ok(a),
-        Some(_) => decode("messages: expected a list"),
-    }
+/// Each entry of `messages` read by `read`; an error says which entry.
+fn read_messages(
+    obj: &Map<String, Value>,
+    read: impl Fn(&Value) -> Result<Message>,
+) -> Result<Vec<Message>> {
+    let list: &[Value] = match obj.get("messages") {
+        None | Some(Value::Null) => &[],
+        Some(Value::Array(a)) => a,
+        Some(_) => return decode("messages: expected a list"),
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, m)| read(m).map_err(|e| e.at(&format!("messages[{i}]"))))
+        .collect()
 }
 
-fn seed_all<H: MessageHandle>(ctx: &mut Context<H>, messages: Vec<Message>) {
-    for m in messages {
-        // `seed` cannot fail: the default anchors are there.
-        let _ = ctx.append(H::wrap(m), "messages", None);
-    }
-}
-
-pub(super) fn v1<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
+/// Seed a log from flat messages, as `append` at `messages` would.
+fn seeded<H: MessageHandle>(
+    obj: &Map<String, Value>,
+    messages: Vec<Message>,
+) -> Result<Context<H>> {
     let mut ctx = header::<H>(obj)?;
+    for m in messages {
+        ctx.append(H::wrap(m), "messages", None)?;
+    }
+    Ok(ctx)
+}
+
+/// Version 1: role, content, tool_calls, tool_call_id, name and metadata. v1 has no times and
+/// no ids of its own worth trusting: each message gets the restore time and a fresh id.
+pub(super) fn v1<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
     let restored = time::now();
-    let mut messages = Vec::new();
-    for (i, m) in messages_list(obj)?.iter().enumerate() {
+    let messages = read_messages(obj, |m| {
         let o = m
             .as_object()
-            .ok_or_else(|| Error::Decode(format!("messages[{i}]: expected an object")))?;
-        // v1 has no times and no ids of its own worth trusting: restore time, fresh ids.
-        let mut only = Map::new();
-        for k in [
+            .ok_or_else(|| Error::Decode("expected an object".into()))?;
+        let only: Map<String, Value> = [
             "role",
             "content",
             "tool_calls",
             "tool_call_id",
             "name",
             "metadata",
-        ] {
-            if let Some(v) = o.get(k) {
-                only.insert(k.into(), v.clone());
-            }
-        }
-        let mut msg = Message::from_json(&Value::Object(only))
-            .map_err(|e| e.at(&format!("messages[{i}]")))?;
+        ]
+        .into_iter()
+        .filter_map(|k| o.get(k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+        let mut msg = Message::from_json(&Value::Object(only))?;
         msg.created_at = restored;
-        messages.push(msg);
-    }
-    seed_all(&mut ctx, messages);
-    Ok(ctx)
+        Ok(msg)
+    })?;
+    seeded(obj, messages)
 }
 
 /// A version 2 document without events: seed from its messages, keeping their times.
 pub(super) fn v1_fallback<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
-    let mut ctx = header::<H>(obj)?;
-    let mut messages = Vec::new();
-    for (i, m) in messages_list(obj)?.iter().enumerate() {
-        messages.push(Message::from_json(m).map_err(|e| e.at(&format!("messages[{i}]")))?);
-    }
-    seed_all(&mut ctx, messages);
-    Ok(ctx)
+    seeded(obj, read_messages(obj, Message::from_json)?)
 }
 
 /// The Python seed's layout: part lists, `_type`, `_hook_ids`, `creation_timestamp`, …
 pub(super) fn versionless<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
+    let messages = read_messages(obj, seed_message)?;
     let mut ctx = header::<H>(obj)?;
-    let mut messages = Vec::new();
-    for (i, m) in messages_list(obj)?.iter().enumerate() {
-        messages.push(seed_message(m).map_err(|e| e.at(&format!("messages[{i}]")))?);
-    }
     for (i, m) in messages.into_iter().enumerate() {
         ctx.push_insert_raw(i, H::wrap(m));
     }
