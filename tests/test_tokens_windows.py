@@ -195,10 +195,10 @@ def test_strip_thinking():
     assert all(p.type != "thinking" for m in s.messages for p in m.parts)
 
 
-def reference_window(ctx: Context, budget: int) -> list[Message] | None:
+def reference_window(ctx: Context, budget: int, enc: str = "cl100k_base") -> list[Message] | None:
     """The pure-Python meaning of rolling_token_window when the specials sit at 0 and 1."""
     shown = ctx.messages
-    counts = [m.count_tokens() for m in shown]
+    counts = [m.count_tokens(enc) for m in shown]
     if sum(counts) <= budget or len(shown) == 2:
         return None
     remaining = max(0, budget - counts[0] - counts[1])
@@ -214,7 +214,7 @@ def reference_window(ctx: Context, budget: int) -> list[Message] | None:
     return shown[:2] + [shown[p] for p in kept]
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.data())
 def test_token_window_matches_reference_across_chunks(data):
     """Transcripts of up to ~3,000 messages span several 512-message chunks; inserts and
@@ -229,11 +229,14 @@ def test_token_window_matches_reference_across_chunks(data):
         return Message.tool(f"c{i}", text) if role == "tool" else Message(role, text)
 
     ctx.add_messages(msg(i) for i in range(n))
+    enc = data.draw(st.sampled_from(ENCS))
     for step in range(4):
-        total = ctx.total_token_count()
+        # The overlay rewrites the system prompt in place: its cost changes, the layout not.
+        ctx.put_system_prompt_overlay(data.draw(st.sampled_from([None, "be brief", "word " * 50])))
+        total = ctx.total_token_count(enc)
         budget = data.draw(st.integers(0, total + 5))
-        got = ctx.rolling_token_window(budget)
-        want = reference_window(ctx, budget)
+        got = ctx.rolling_token_window(budget, enc)
+        want = reference_window(ctx, budget, enc)
         if want is None:
             assert got is None
         else:
