@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from ctxfold import Message, Part, SystemPromptMessage, ToolDefinitionsMessage, hook_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def test_message_is_an_immutable_value():
@@ -66,3 +69,12 @@ def test_special_messages_are_messages():
     assert hook_id("tool_list") in td.hook_ids and hook_id("tool_filter") in td.hook_ids
     assert isinstance(Message.from_dict(sp.to_dict()), SystemPromptMessage)
     assert pickle.loads(pickle.dumps(sp)) == sp and copy.deepcopy(sp) is sp
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
+def test_compact_json_is_pythons(x, s):
+    """Tool results and counted text use Python's compact JSON, floats and escapes included."""
+    value = {"x": x, "nested": [x, -x, s], "é": s}
+    want = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    assert Message.tool("c", value).content == want

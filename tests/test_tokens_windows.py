@@ -57,6 +57,8 @@ SAMPLES = [
     Message.system([Part.tool("search", "find", {"type": "object"}), Part("mystery", x=1)]),
     Message.tool("call", "done", name="search"),
     Message.assistant(),
+    Message.assistant("floats", tool_calls=[{"id": "f", "name": "set", "arguments": {"t": 1e-05, "big": 1e16, "x": 2.5,
+                                                                                     "tab\t": "\u0007"}}]),
 ]
 
 
