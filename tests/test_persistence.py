@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -239,7 +238,7 @@ def test_sigkill_mid_save_never_tears(tmp_path):
         p = subprocess.Popen([sys.executable, "-c", SAVER, str(tmp_path)], stdout=subprocess.PIPE)
         p.stdout.readline()
         time.sleep(0.3)
-        p.send_signal(signal.SIGKILL)
+        p.kill()  # SIGKILL on POSIX, TerminateProcess on Windows
         p.wait()
         p.stdout.close()
         files = [f for f in os.listdir(tmp_path) if f.endswith(".json") and not f.startswith(".")]

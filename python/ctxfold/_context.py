@@ -250,7 +250,10 @@ class Context:
         """A bookkeeping event. A surface type is refused and an unknown type dropped, each
         with a warning on the ``ctxfold`` logger: never an exception, never a lost run."""
         name = getattr(type, "value", type)
-        if name in SURFACE_TYPES or name == "materialize":
+        if name == "materialize":
+            logger.warning("ctxfold: log_event refused type 'materialize'; use materialize()")
+            return
+        if name in SURFACE_TYPES:
             logger.warning("ctxfold: log_event refused surface type %r; use add_message", name)
             return
         if name not in BOOKKEEPING_TYPES:
