@@ -1,7 +1,8 @@
-//! Reading documents from JSON text with typed serde: the top level is split into its small
-//! fields (kept as JSON values) and the two big lists (kept as raw slices of the input), so
-//! the v1 projection is never parsed when events are there, and the events are parsed into
-//! messages directly, in parallel, before being replayed in order.
+//! Reading documents from JSON text with typed serde, in one pass over the input: the small
+//! top-level fields become JSON values, `messages` (the v1 projection) stays a raw slice that
+//! is parsed only by the layouts that need it, and each event is read with its `data` as a raw
+//! slice. The events' data and messages are then checked and built in parallel, and replayed
+//! in order.
 
 use super::legacy;
 use super::Loaded;
@@ -18,7 +19,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
 
-/// The top level of any layout: small fields as values, the big lists as raw JSON.
+/// The top level of any layout: small fields as values, events read, messages raw.
 pub(super) struct Top<'a> {
     pub fields: Map<String, Value>,
     events: Option<Vec<EventIn<'a>>>,
