@@ -78,3 +78,28 @@ def test_compact_json_is_pythons(x, s):
     value = {"x": x, "nested": [x, -x, s], "é": s}
     want = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     assert Message.tool("c", value).content == want
+
+
+def _nested(depth: int) -> list:
+    root: list = []
+    node = root
+    for _ in range(depth):
+        child: list = []
+        node.append(child)
+        node = child
+    return root
+
+
+def test_deep_values_are_refused_not_crashed(tmp_path):
+    from ctxfold import Context
+
+    # Deep enough to blow a native stack: a clear ValueError, never a crash.
+    with pytest.raises(ValueError, match="deeper than 100"):
+        Message.user("x", metadata={"a": _nested(100_000)})
+    with pytest.raises(ValueError, match="deeper than 100"):
+        Part.text("x", extra=_nested(5_000))
+    # The deepest value accepted still saves and loads back.
+    m = Message.user("x", metadata={"a": _nested(99)})
+    ctx = Context()
+    ctx.add_message(m)
+    assert Context.load(ctx.save(tmp_path)).messages == [m]

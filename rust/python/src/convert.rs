@@ -9,8 +9,24 @@ use pyo3::types::{
 };
 use serde_json::{Map, Number, Value};
 
-/// A Python value as JSON: dict/list/tuple/str/int/float/bool/None, else `TypeError`.
+/// How deep a value given from Python may nest. Files nest it a few levels further, and the
+/// reader refuses documents deeper than 128 levels (serde_json's guard against stack
+/// exhaustion), so anything deeper could be saved but never loaded; it would also recurse here
+/// without bound.
+pub const MAX_DEPTH: usize = 100;
+
+/// A Python value as JSON: dict/list/tuple/str/int/float/bool/None, else `TypeError`; nested
+/// deeper than `MAX_DEPTH` → `ValueError`.
 pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
+    value_at(o, 0)
+}
+
+fn value_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "JSON value nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
     if o.is_none() {
         return Ok(Value::Null);
     }
@@ -37,19 +53,19 @@ pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
             .ok_or_else(|| PyTypeError::new_err("NaN and infinity are not JSON values"));
     }
     if let Ok(d) = o.cast::<PyDict>() {
-        return Ok(Value::Object(to_map(d)?));
+        return Ok(Value::Object(map_at(d, depth)?));
     }
     if let Ok(l) = o.cast::<PyList>() {
         return l
             .iter()
-            .map(|x| to_value(&x))
+            .map(|x| value_at(&x, depth + 1))
             .collect::<PyResult<_>>()
             .map(Value::Array);
     }
     if let Ok(t) = o.cast::<PyTuple>() {
         return t
             .iter()
-            .map(|x| to_value(&x))
+            .map(|x| value_at(&x, depth + 1))
             .collect::<PyResult<_>>()
             .map(Value::Array);
     }
@@ -60,13 +76,17 @@ pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
 }
 
 pub fn to_map(d: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
+    map_at(d, 0)
+}
+
+fn map_at(d: &Bound<'_, PyDict>, depth: usize) -> PyResult<Map<String, Value>> {
     let mut m = Map::new();
     for (k, v) in d.iter() {
         let k = k
             .cast::<PyString>()
             .map_err(|_| PyTypeError::new_err("JSON object keys must be str"))
             .and_then(string)?;
-        m.insert(k, to_value(&v)?);
+        m.insert(k, value_at(&v, depth + 1)?);
     }
     Ok(m)
 }
