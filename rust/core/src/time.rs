@@ -119,9 +119,25 @@ fn parse_common(s: &str) -> Option<Micros> {
     Some(days * MICROS_PER_DAY + ((h * 60 + mi) * 60 + sec) * 1_000_000 + us)
 }
 
+/// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z: the times Python's `datetime` holds.
+const EARLIEST: Micros = -62_135_596_800_000_000;
+const LATEST: Micros = 253_402_300_799_999_999;
+
 /// Parse an ISO-8601 time. A time without an offset is taken as UTC (the Python seed wrote
-/// naive local times; we have no better guess than UTC and say so in the docs).
+/// naive local times; we have no better guess than UTC and say so in the docs). Times that
+/// fall outside years 1 to 9999 in UTC are refused: Python could not represent them.
 pub fn parse_iso(s: &str) -> Result<Micros> {
+    let t = parse_any(s)?;
+    if (EARLIEST..=LATEST).contains(&t) {
+        Ok(t)
+    } else {
+        Err(Error::Decode(format!(
+            "time {s:?} is outside years 1 to 9999 (UTC)"
+        )))
+    }
+}
+
+fn parse_any(s: &str) -> Result<Micros> {
     if let Some(t) = parse_common(s) {
         return Ok(t);
     }
