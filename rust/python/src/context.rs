@@ -498,7 +498,12 @@ impl ContextCore {
         let c: &mut Core = &mut g;
         py.detach(|| {
             let saved = c.save(&session_dir, runtime);
-            crate::release_free_memory();
+            if saved
+                .as_ref()
+                .is_ok_and(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > crate::BIG_FILE))
+            {
+                crate::release_free_memory();
+            }
             saved
         })
         .py()
@@ -517,7 +522,9 @@ impl ContextCore {
         let l = py
             .detach(|| {
                 let loaded = Core::load_file(&path);
-                crate::release_free_memory();
+                if std::fs::metadata(&path).is_ok_and(|m| m.len() > crate::BIG_FILE) {
+                    crate::release_free_memory();
+                }
                 loaded
             })
             .py()?;
