@@ -482,7 +482,7 @@ impl ContextCore {
             py.detach(|| c.serialize(runtime))
         };
         match &doc {
-            Value::Object(o) => map_to_py(py, o),
+            Value::Object(o) => crate::convert::with_gc_paused(py, || map_to_py(py, o)),
             _ => unreachable!("serialize writes an object"),
         }
     }

@@ -98,6 +98,23 @@ pub fn string(s: &Bound<'_, PyString>) -> PyResult<String> {
     })
 }
 
+/// Run `f` with Python's cyclic garbage collector paused (restored after, even on error).
+/// Building a large document makes millions of dicts and lists, each of which counts toward
+/// a collection; the collections, not the building, were most of the time. Nothing built
+/// here can form a cycle.
+pub fn with_gc_paused<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    let gc = py.import("gc")?;
+    let was_enabled: bool = gc.call_method0("isenabled")?.extract()?;
+    if was_enabled {
+        gc.call_method0("disable")?;
+    }
+    let out = f();
+    if was_enabled {
+        gc.call_method0("enable")?;
+    }
+    out
+}
+
 pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match v {
         Value::Null => py.None().into_bound(py),
