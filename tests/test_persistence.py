@@ -244,3 +244,18 @@ def test_sigkill_mid_save_never_tears(tmp_path):
         files = [f for f in os.listdir(tmp_path) if f.endswith(".json") and not f.startswith(".")]
         for f in files:
             assert len(Context.load(tmp_path / f)) >= 20000
+
+
+def test_serialize_leaves_the_garbage_collector_as_it_was():
+    import gc
+
+    ctx = rich_context()
+    assert gc.isenabled()
+    ctx.serialize()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        ctx.serialize()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
