@@ -196,7 +196,7 @@ class Context:
         return self._core.last_message()
 
     def assistant_messages(self) -> list[Message]:
-        return [m for m in self._core.messages() if m.role == "assistant"]
+        return self._core.messages_with_role("assistant")
 
     def total_token_count(self, encoding: str = "cl100k_base") -> int:
         return self._core.total_token_count(encoding)

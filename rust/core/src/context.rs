@@ -358,11 +358,4 @@ impl<H: MessageHandle> Context<H> {
         }
         idx
     }
-
-    pub fn assistant_count(&self) -> usize {
-        self.transcript
-            .iter()
-            .filter(|s| self.handle(*s).message().role == Role::Assistant)
-            .count()
-    }
 }

@@ -5,7 +5,7 @@ use crate::convert::{self, datetime, map_to_py, micros, to_map};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
 use ctxfold_core::tokens::Encoding;
-use ctxfold_core::{Context, Event, EventType, MessageHandle, Op};
+use ctxfold_core::{Context, Event, EventType, Message, MessageHandle, Op, Role};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -114,6 +114,29 @@ impl ContextCore {
     fn wrap(c: Core) -> ContextCore {
         ContextCore {
             inner: Mutex::new(c),
+        }
+    }
+
+    /// The shown messages that pass `keep`, as a list of their Python objects.
+    fn shown_where<'py>(
+        &self,
+        py: Python<'py>,
+        keep: impl Fn(&Message) -> bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut c = self.lock(py);
+        let mut items: Vec<Py<PyMessage>> = Vec::with_capacity(c.shown_len());
+        let mut err = None;
+        c.visit_messages(|h| {
+            if keep(h.message()) {
+                match h.to_py(py) {
+                    Ok(p) => items.push(p),
+                    Err(e) => err = Some(e),
+                }
+            }
+        });
+        match err {
+            Some(e) => Err(e),
+            None => PyList::new(py, items),
         }
     }
 
@@ -334,18 +357,15 @@ impl ContextCore {
     }
 
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut c = self.lock(py);
-        let mut items: Vec<Py<PyMessage>> = Vec::with_capacity(c.shown_len());
-        let mut err = None;
-        c.visit_messages(|h| match h.to_py(py) {
-            Ok(p) => items.push(p),
-            Err(e) => err = Some(e),
-        });
-        match err {
-            Some(e) => Err(e),
-            None => PyList::new(py, items),
-        }
+        self.shown_where(py, |_| true)
     }
+
+    /// The shown messages of one role, filtered in Rust (no role string per message).
+    fn messages_with_role<'py>(&self, py: Python<'py>, role: &str) -> PyResult<Bound<'py, PyList>> {
+        let role = Role::parse(role).py()?;
+        self.shown_where(py, |m| m.role == role)
+    }
+
     fn shown_len(&self, py: Python<'_>) -> usize {
         self.lock(py).shown_len()
     }
