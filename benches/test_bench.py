@@ -234,21 +234,16 @@ def _py_files(n, d):
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_save(record, n):
+@pytest.mark.parametrize("op", ["save", "load"])
+def test_save_and_load(record, n, op):
     ctx = filled(n)
     with tempfile.TemporaryDirectory() as d:
         path = ctx.save(d)
-        pyfile, py_save, _ = _py_files(n, d)
-        record("save", n, "ctxfold", lambda: ctx.save(d), rounds=3)
-        record("save", n, "stdlib json indent=2", py_save, rounds=3)
-        print(f"\nfile sizes n={n}: ctxfold {os.path.getsize(path):,} B, python {os.path.getsize(pyfile):,} B")
-
-
-@pytest.mark.parametrize("n", SIZES)
-def test_load(record, n):
-    ctx = filled(n)
-    with tempfile.TemporaryDirectory() as d:
-        path = ctx.save(d)
-        _, _, py_load = _py_files(n, d)
-        record("load", n, "ctxfold", lambda: Context.load(path), rounds=3)
-        record("load", n, "stdlib json", py_load, rounds=3)
+        pyfile, py_save, py_load = _py_files(n, d)
+        if op == "save":
+            record("save", n, "ctxfold", lambda: ctx.save(d), rounds=3)
+            record("save", n, "stdlib json indent=2", py_save, rounds=3)
+            print(f"\nfile sizes n={n}: ctxfold {os.path.getsize(path):,} B, python {os.path.getsize(pyfile):,} B")
+        else:
+            record("load", n, "ctxfold", lambda: Context.load(path), rounds=3)
+            record("load", n, "stdlib json", py_load, rounds=3)

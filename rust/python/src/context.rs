@@ -73,23 +73,14 @@ impl PyEvent {
         self.surface.as_ref().map(|(_, h)| h.to_py(py)).transpose()
     }
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
-        let Ok(o) = other.cast::<PyEvent>() else {
-            return py.NotImplemented();
-        };
-        let o = o.get();
-        let eq = self.seq == o.seq
-            && self.kind == o.kind
-            && self.time == o.time
-            && self.data_value() == o.data_value();
-        let r = match op {
-            CompareOp::Eq => eq,
-            CompareOp::Ne => !eq,
-            _ => return py.NotImplemented(),
-        };
-        pyo3::types::PyBool::new(py, r)
-            .to_owned()
-            .into_any()
-            .unbind()
+        let eq = other.cast::<PyEvent>().ok().map(|o| {
+            let o = o.get();
+            self.seq == o.seq
+                && self.kind == o.kind
+                && self.time == o.time
+                && self.data_value() == o.data_value()
+        });
+        convert::compare(py, op, eq)
     }
     fn __hash__(&self) -> u64 {
         self.seq ^ (self.time as u64)

@@ -98,6 +98,17 @@ pub fn string(s: &Bound<'_, PyString>) -> PyResult<String> {
     })
 }
 
+/// `==` and `!=` from an equality test (`None`: the other object is of another class);
+/// ordering comparisons are not supported.
+pub fn compare(py: Python<'_>, op: pyo3::basic::CompareOp, eq: Option<bool>) -> Py<PyAny> {
+    use pyo3::basic::CompareOp;
+    match (op, eq) {
+        (CompareOp::Eq, Some(e)) => PyBool::new(py, e).to_owned().into_any().unbind(),
+        (CompareOp::Ne, Some(e)) => PyBool::new(py, !e).to_owned().into_any().unbind(),
+        _ => py.NotImplemented(),
+    }
+}
+
 /// Run `f` with Python's cyclic garbage collector paused (restored after, even on error).
 /// Building a large document makes millions of dicts and lists, each of which counts toward
 /// a collection; the collections, not the building, were most of the time. Nothing built

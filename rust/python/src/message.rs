@@ -441,21 +441,11 @@ impl PyMessage {
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
-        let Ok(o) = other.cast::<PyMessage>() else {
-            return py.NotImplemented();
-        };
-        let eq = *self.inner == *o.get().inner;
-        match op {
-            CompareOp::Eq => eq
-                .into_pyobject(py)
-                .map(|b| b.to_owned().into_any().unbind())
-                .unwrap_or_else(|_| py.NotImplemented()),
-            CompareOp::Ne => (!eq)
-                .into_pyobject(py)
-                .map(|b| b.to_owned().into_any().unbind())
-                .unwrap_or_else(|_| py.NotImplemented()),
-            _ => py.NotImplemented(),
-        }
+        let eq = other
+            .cast::<PyMessage>()
+            .ok()
+            .map(|o| *self.inner == *o.get().inner);
+        convert::compare(py, op, eq)
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
@@ -778,19 +768,11 @@ impl PyPart {
     }
 
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
-        let Ok(o) = other.cast::<PyPart>() else {
-            return py.NotImplemented();
-        };
-        let eq = *self.inner == *o.get().inner;
-        let r = match op {
-            CompareOp::Eq => eq,
-            CompareOp::Ne => !eq,
-            _ => return py.NotImplemented(),
-        };
-        pyo3::types::PyBool::new(py, r)
-            .to_owned()
-            .into_any()
-            .unbind()
+        let eq = other
+            .cast::<PyPart>()
+            .ok()
+            .map(|o| *self.inner == *o.get().inner);
+        convert::compare(py, op, eq)
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
