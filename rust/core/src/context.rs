@@ -55,6 +55,27 @@ pub struct Context<H> {
     pub(crate) hooked: HookedSeqs,
 }
 
+/// A message to seed a child log with, and what its insert event needs.
+pub(crate) struct Seed<H> {
+    pub kind: EventType,
+    pub time: Micros,
+    pub hooked: bool,
+    pub handle: H,
+}
+
+impl<H: MessageHandle> Seed<H> {
+    /// For a message this log has no event of (a replacement special, a derived message).
+    pub(crate) fn of(handle: H) -> Seed<H> {
+        let m = handle.message();
+        Seed {
+            kind: EventType::for_role(m.role),
+            time: m.created_at,
+            hooked: !m.hook_ids.is_empty(),
+            handle,
+        }
+    }
+}
+
 /// A bit per seq: whether that surface event's message carries hooks.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HookedSeqs {
@@ -163,7 +184,7 @@ impl<H: MessageHandle> Context<H> {
 
     // ---- writing -------------------------------------------------------------------------
 
-    /// Every event enters the log here.
+    /// Every event enters the log here (or through `seed_in_order`).
     pub(crate) fn push(
         &mut self,
         kind: EventType,
@@ -171,11 +192,23 @@ impl<H: MessageHandle> Context<H> {
         data: Map<String, Value>,
         surface: Option<(Op, H)>,
     ) -> &Event<H> {
-        let seq = self.events.len() as u64;
-        if surface
+        let hooked = surface
             .as_ref()
-            .is_some_and(|(_, h)| !h.message().hook_ids.is_empty())
-        {
+            .is_some_and(|(_, h)| !h.message().hook_ids.is_empty());
+        self.push_known(kind, time, data, surface, hooked)
+    }
+
+    /// `push` when the caller already knows whether the message carries hooks.
+    fn push_known(
+        &mut self,
+        kind: EventType,
+        time: Micros,
+        data: Map<String, Value>,
+        surface: Option<(Op, H)>,
+        hooked: bool,
+    ) -> &Event<H> {
+        let seq = self.events.len() as u64;
+        if hooked {
             self.hooked.mark(seq as u32);
         }
         self.events.push(Event {
@@ -211,19 +244,35 @@ impl<H: MessageHandle> Context<H> {
         self.push(kind, time, data, Some((op, h)))
     }
 
-    /// Fill an empty context with `messages` in order, one insert event each, in one pass
+    /// Fill an empty context with `seeds` in order, one insert event each, in one pass
     /// (forks and windows). Anchors are the caller's to set.
-    pub(crate) fn seed_in_order(&mut self, messages: Vec<H>) {
+    pub(crate) fn seed_in_order(&mut self, seeds: Vec<Seed<H>>) {
         debug_assert!(self.events.is_empty());
-        let n = messages.len();
+        let n = seeds.len();
         self.events.reserve(n);
-        for (i, h) in messages.into_iter().enumerate() {
-            let m = h.message();
-            let (kind, time) = (EventType::for_role(m.role), m.created_at);
-            self.push(kind, time, Map::new(), Some((Op::Insert(i), h)));
+        for (i, s) in seeds.into_iter().enumerate() {
+            self.push_known(
+                s.kind,
+                s.time,
+                Map::new(),
+                Some((Op::Insert(i), s.handle)),
+                s.hooked,
+            );
         }
         let seqs: Vec<u32> = (0..n as u32).collect();
         self.transcript = crate::transcript::Transcript::from_seqs(&seqs);
+    }
+
+    /// What a child's insert event needs of the message at fold seq `seq`, read from this
+    /// log's event rather than from the message (which would cost a pointer chase each).
+    pub(crate) fn seed_of(&self, seq: u32) -> Seed<H> {
+        let e = &self.events[seq as usize];
+        Seed {
+            kind: e.kind,
+            time: e.time,
+            hooked: self.hooked.contains(seq),
+            handle: self.handle(seq).clone(),
+        }
     }
 
     /// Insert without anchor bookkeeping: building a child or a loaded context whose anchors

@@ -1,7 +1,7 @@
 //! Forks: a new context holding a subsequence of this one's transcript (the same message
 //! handles), with a fresh log, the anchor layout kept, and lineage recorded.
 
-use crate::context::{Context, MessageHandle};
+use crate::context::{Context, MessageHandle, Seed};
 use crate::message::{part_type, Content, Kind};
 use crate::time;
 
@@ -34,9 +34,9 @@ impl<H: MessageHandle> Context<H> {
     }
 
     /// A child made of `messages` (in order) with `anchors` already laid out for them.
-    fn child_of(&mut self, messages: Vec<H>, anchors: crate::anchors::Anchors) -> Context<H> {
+    fn child_of(&mut self, seeds: Vec<Seed<H>>, anchors: crate::anchors::Anchors) -> Context<H> {
         let mut child = Context::new(crate::message::new_id(), time::now());
-        child.seed_in_order(messages);
+        child.seed_in_order(seeds);
         child.anchors = anchors;
         child.content_map = self.content_map.clone();
         child.bindings = self.bindings.clone();
@@ -62,7 +62,7 @@ impl<H: MessageHandle> Context<H> {
         // One sequential walk from the first selected position: windows keep long runs.
         let first = sel.first().copied().unwrap_or(0);
         let mut wanted = sel.iter().peekable();
-        let mut messages: Vec<H> = Vec::with_capacity(sel.len());
+        let mut seeds: Vec<Seed<H>> = Vec::with_capacity(sel.len());
         for (p, seq) in (first..).zip(self.transcript.iter_from(first)) {
             if wanted.peek().is_none() {
                 break;
@@ -71,14 +71,14 @@ impl<H: MessageHandle> Context<H> {
                 continue;
             }
             wanted.next();
-            messages.push(match (&sp, &td) {
-                (Some(s), _) if Some(p) == sp_pos => s.clone(),
-                (_, Some(t)) if Some(p) == td_pos => t.clone(),
-                _ => self.handle(seq).clone(),
+            seeds.push(match (&sp, &td) {
+                (Some(s), _) if Some(p) == sp_pos => Seed::of(s.clone()),
+                (_, Some(t)) if Some(p) == td_pos => Seed::of(t.clone()),
+                _ => self.seed_of(seq),
             });
         }
         let anchors = self.anchors.project(&sel);
-        let mut child = self.child_of(messages, anchors);
+        let mut child = self.child_of(seeds, anchors);
         // A replacement for a special the parent does not have goes at the end of its partition.
         if let (Some(s), None) = (sp, sp_pos) {
             child.append_or_front(s, "system_prompt");
@@ -149,9 +149,9 @@ impl<H: MessageHandle> Context<H> {
     /// Every `thinking` part removed; a message left with no parts and no tool calls is skipped.
     pub fn strip_thinking(&mut self) -> Context<H> {
         let mut kept = Vec::new();
-        let mut messages = Vec::new();
-        for p in 0..self.len() {
-            let h = self.raw_at(p).expect("in range");
+        let mut seeds = Vec::new();
+        for (p, seq) in self.transcript.iter().enumerate() {
+            let h = self.handle(seq);
             let m = h.message();
             let derived = match &m.content {
                 Content::Parts(parts) if parts.iter().any(|x| part_type(x) == Some("thinking")) => {
@@ -165,14 +165,14 @@ impl<H: MessageHandle> Context<H> {
                     }
                     let mut d = m.clone();
                     d.content = Content::Parts(rest);
-                    H::wrap(d)
+                    Seed::of(H::wrap(d))
                 }
-                _ => h.clone(),
+                _ => self.seed_of(seq),
             };
             kept.push(p);
-            messages.push(derived);
+            seeds.push(derived);
         }
         let anchors = self.anchors.project(&kept);
-        self.child_of(messages, anchors)
+        self.child_of(seeds, anchors)
     }
 }
