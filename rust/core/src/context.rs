@@ -4,7 +4,7 @@
 
 use crate::anchors::Anchors;
 use crate::error::{Error, Result};
-use crate::event::{Event, EventType, Op};
+use crate::event::{Event, EventData, EventType, Op};
 use crate::message::{Content, Message, Role};
 use crate::time::{self, Micros};
 use crate::transcript::Transcript;
@@ -215,7 +215,7 @@ impl<H: MessageHandle> Context<H> {
             seq,
             kind,
             time,
-            data,
+            data: EventData::new(data),
             surface,
         });
         self.events.last().expect("just pushed")

@@ -32,7 +32,7 @@ impl PyEvent {
             seq: e.seq,
             kind: e.kind,
             time: e.time,
-            extra: e.data.clone(),
+            extra: e.data.to_map(),
             surface: e.surface.clone(),
         }
     }

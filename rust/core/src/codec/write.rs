@@ -101,7 +101,7 @@ impl<H: MessageHandle> Serialize for DataOut<'_, H> {
             }
             o.serialize_entry("message", &MessageOut(h.message(), self.1))?;
         }
-        for (k, v) in &e.data {
+        for (k, v) in e.data.iter() {
             o.serialize_entry(k, v)?;
         }
         o.end()
