@@ -10,7 +10,6 @@ use crate::context::{Context, MessageHandle};
 use crate::error::{decode, Error, Result};
 use crate::time;
 use serde_json::{Map, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const VERSION: i64 = 2;
@@ -100,8 +99,10 @@ impl<H: MessageHandle> Context<H> {
     /// flushed and fsynced, renamed over the target, then the folder fsynced.
     pub fn save(&mut self, dir: &Path, runtime: Map<String, Value>) -> Result<PathBuf> {
         let name = self.file_name()?;
-        let bytes = self.to_json_bytes(&runtime)?;
-        write_atomic(dir, &name, &bytes)
+        let doc = self.document(&runtime);
+        write_atomic_with(dir, &name, |w| {
+            serde_json::to_writer(w, &doc).map_err(std::io::Error::other)
+        })
     }
 }
 
@@ -127,7 +128,15 @@ fn io(path: &Path, e: std::io::Error) -> Error {
     Error::Io(format!("{}: {e}", path.display()))
 }
 
-pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+/// Write `dir/name` atomically, the content streamed by `write` (no copy of the file in
+/// memory): a temporary file in the same folder, flushed and fsynced, renamed over the target,
+/// then the folder fsynced. On any error the temporary file is removed and the target is
+/// untouched.
+pub fn write_atomic_with(
+    dir: &Path,
+    name: &str,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let target = dir.join(name);
     let tmp = dir.join(format!(
@@ -136,9 +145,9 @@ pub fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf> {
         crate::message::new_id()
     ));
     let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.flush()?;
+        let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        write(&mut f)?;
+        let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         std::fs::rename(&tmp, &target)?;
         // Make the rename itself durable. Opening a folder is not possible everywhere
