@@ -98,13 +98,7 @@ impl Counter {
         })
     }
 
-    /// The pieces tiktoken's split gives, in order.
-    pub fn pieces<'t>(&self, text: &'t str) -> Vec<&'t str> {
-        let mut out = Vec::new();
-        self.for_each_piece(text, |p| out.push(p));
-        out
-    }
-
+    /// Each piece tiktoken's split gives, in order.
     fn for_each_piece<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) {
         self.with_regex(|re| {
             let mut at = 0;
