@@ -152,21 +152,29 @@ TestFoldWithEverything = FoldWithEverything.TestCase
 TestFoldWithEverything.settings = settings(max_examples=25, stateful_step_count=20, deadline=None)
 
 
-def test_threads_lose_nothing():
+def test_threads_lose_nothing(tmp_path):
     ctx = Context.new()
+    errors: list[BaseException] = []
 
     def work(t):
-        for i in range(2000):
-            ctx.add_message(Message.user(f"{t}:{i}"))
-            if i % 500 == 0:
-                ctx.total_token_count()
-                ctx.messages
+        try:
+            for i in range(2000):
+                ctx.add_message(Message.user(f"{t}:{i}"))
+                if i % 500 == 0:
+                    # Readers, a window, a save and a load, all while the others append.
+                    ctx.total_token_count()
+                    ctx.messages
+                    ctx.rolling_token_window(50)
+                    Context.load(ctx.save(tmp_path / str(t)))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
 
     threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
+    assert not errors, errors
     contents = [m.content for m in ctx.messages]
     assert len(contents) == 16000
     for t in range(8):
