@@ -2,8 +2,6 @@
 transcript. Anchors, non-destructive compaction, forks, exact token windows and versioned
 persistence, with the hot path in Rust."""
 
-from __future__ import annotations
-
 from ._context import Context
 from ._core import (
     Event,
@@ -16,11 +14,11 @@ from ._core import (
     encodings,
     hook_id,
 )
-from ._part import install_text_descriptor
+from ._part import install_text_descriptor as _install_text_descriptor
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import ContextError, DecodeError, UnknownAnchorError
 
-install_text_descriptor(Part)
+_install_text_descriptor(Part)
 
 __all__ = [
     "Context",
