@@ -122,22 +122,6 @@ impl EventData {
     }
 }
 
-impl Op {
-    pub fn write(self, data: &mut Map<String, Value>) {
-        match self {
-            Op::Insert(p) => {
-                data.insert("op".into(), Value::String("insert".into()));
-                data.insert("position".into(), Value::from(p as u64));
-            }
-            Op::Replace(a, b) => {
-                data.insert("op".into(), Value::String("replace".into()));
-                data.insert("first".into(), Value::from(a as u64));
-                data.insert("last".into(), Value::from(b as u64));
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -271,19 +271,7 @@ impl Message {
         out
     }
 
-    /// The message as the JSON object `to_dict` writes.
-    pub fn to_json(&self) -> Map<String, Value> {
-        match serde_json::to_value(crate::codec::write::MessageOut(
-            self,
-            crate::codec::write::Shape::Full,
-        )) {
-            Ok(Value::Object(m)) => m,
-            // A message is plain data: serializing it into a value cannot fail.
-            _ => Map::new(),
-        }
-    }
-
-    /// Read what `to_json` writes, or any subset of it (`role` required, the rest defaulted).
+    /// Read what `Message.to_dict()` writes, or any subset of it (`role` required, the rest defaulted).
     /// Errors are `Value`/`Type` errors; decoders turn them into located `Decode` errors.
     pub fn from_json(v: &Value) -> Result<Message> {
         let obj = v

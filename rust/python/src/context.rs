@@ -4,13 +4,14 @@
 use crate::convert::{self, datetime, map_to_py, micros, to_map};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
+use ctxfold_core::codec::write::{DataOut, Shape};
 use ctxfold_core::tokens::Encoding;
-use ctxfold_core::{Context, Event, EventType, Message, MessageHandle, Op, Role};
+use ctxfold_core::{Context, Event, EventType, Message, MessageHandle, Role};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
@@ -19,33 +20,16 @@ type Core = Context<Handle>;
 /// One durable fact of a context's log. Immutable; compared by value.
 #[pyclass(name = "Event", module = "ctxfold", frozen)]
 pub struct PyEvent {
-    seq: u64,
-    kind: EventType,
-    time: i64,
-    extra: Map<String, Value>,
-    surface: Option<(Op, Handle)>,
+    event: Event<Handle>,
 }
 
 impl PyEvent {
     fn of(e: &Event<Handle>) -> PyEvent {
-        PyEvent {
-            seq: e.seq,
-            kind: e.kind,
-            time: e.time,
-            extra: e.data.to_map(),
-            surface: e.surface.clone(),
-        }
+        PyEvent { event: e.clone() }
     }
-    fn data_value(&self) -> Map<String, Value> {
-        let mut d = Map::new();
-        if let Some((op, h)) = &self.surface {
-            op.write(&mut d);
-            d.insert("message".into(), Value::Object(h.message().to_json()));
-        }
-        for (k, v) in &self.extra {
-            d.insert(k.clone(), v.clone());
-        }
-        d
+    /// `data` as `Event.data` shows it: where the message goes, the whole message, the rest.
+    fn data_out(&self) -> DataOut<'_, Handle> {
+        DataOut(&self.event, Shape::Full)
     }
 }
 
@@ -53,44 +37,50 @@ impl PyEvent {
 impl PyEvent {
     #[getter]
     fn seq(&self) -> u64 {
-        self.seq
+        self.event.seq
     }
     #[getter(r#type)]
     fn type_(&self) -> &'static str {
-        self.kind.name()
+        self.event.kind.name()
     }
     #[getter]
     fn time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
-        datetime(py, self.time)
+        datetime(py, self.event.time)
     }
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        map_to_py(py, &self.data_value())
+        Ok(crate::pyser::to_object(py, &self.data_out())?.cast_into::<PyDict>()?)
     }
     /// The message of a surface event, else `None`.
     #[getter]
     fn message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
-        self.surface.as_ref().map(|(_, h)| h.to_py(py)).transpose()
+        self.event
+            .surface
+            .as_ref()
+            .map(|(_, h)| h.to_py(py))
+            .transpose()
     }
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
         let eq = other.cast::<PyEvent>().ok().map(|o| {
             let o = o.get();
-            self.seq == o.seq
-                && self.kind == o.kind
-                && self.time == o.time
-                && self.data_value() == o.data_value()
+            let (a, b) = (&self.event, &o.event);
+            a.seq == b.seq
+                && a.kind == b.kind
+                && a.time == b.time
+                && serde_json::to_value(self.data_out()).ok()
+                    == serde_json::to_value(o.data_out()).ok()
         });
         convert::compare(py, op, eq)
     }
     fn __hash__(&self) -> u64 {
-        self.seq ^ (self.time as u64)
+        self.event.seq ^ (self.event.time as u64)
     }
     fn __repr__(&self) -> String {
         format!(
             "Event(seq={}, type={:?}, time={:?})",
-            self.seq,
-            self.kind.name(),
-            ctxfold_core::time::to_iso(self.time)
+            self.event.seq,
+            self.event.kind.name(),
+            ctxfold_core::time::to_iso(self.event.time)
         )
     }
 }
@@ -487,15 +477,12 @@ impl ContextCore {
         runtime: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let runtime = to_map(runtime)?;
-        let doc = {
-            let mut g = self.lock(py);
-            let c: &mut Core = &mut g;
-            py.detach(|| c.serialize(runtime))
-        };
-        match &doc {
-            Value::Object(o) => crate::convert::with_gc_paused(py, || map_to_py(py, o)),
-            _ => unreachable!("serialize writes an object"),
-        }
+        let mut g = self.lock(py);
+        let c: &mut Core = &mut g;
+        let doc = c.document(&runtime);
+        // Straight from the live context into dicts and lists: no JSON tree in between.
+        let obj = convert::with_gc_paused(py, || crate::pyser::to_object(py, &doc))?;
+        Ok(obj.cast_into::<PyDict>()?)
     }
 
     fn save(

@@ -4,6 +4,7 @@ mod context;
 mod convert;
 mod errors;
 mod message;
+mod pyser;
 
 use pyo3::prelude::*;
 

@@ -4,6 +4,7 @@
 
 use crate::convert::{self, datetime, map_to_py, micros, to_map, to_value};
 use crate::errors::IntoPyResult;
+use ctxfold_core::codec::write::{MessageOut, Shape};
 use ctxfold_core::dynamic::{hook_id, TOOL_FILTER, TOOL_LIST};
 use ctxfold_core::message::{compact_json, validate_tool_call};
 use ctxfold_core::tokens::{message_tokens, Encoding};
@@ -71,6 +72,12 @@ pub fn new_message(py: Python<'_>, m: Arc<Message>) -> PyResult<Py<PyMessage>> {
         }
     };
     Ok(obj.unbind())
+}
+
+/// `Message.to_dict()`: every key, straight into a dict.
+fn message_dict<'py>(py: Python<'py>, m: &Message) -> PyResult<Bound<'py, PyDict>> {
+    let out = MessageOut(m, Shape::Full);
+    Ok(crate::pyser::to_object(py, &out)?.cast_into::<PyDict>()?)
 }
 
 pub fn message_from_rust(py: Python<'_>, m: Message) -> PyResult<Py<PyMessage>> {
@@ -361,7 +368,7 @@ impl PyMessage {
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        map_to_py(py, &self.inner.to_json())
+        message_dict(py, &self.inner)
     }
 
     /// A copy with some fields changed.
@@ -478,7 +485,7 @@ impl PyMessage {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let f = slf.get_type().getattr("from_dict")?;
-        Ok((f, (map_to_py(slf.py(), &slf.get().inner.to_json())?,)))
+        Ok((f, (message_dict(slf.py(), &slf.get().inner)?,)))
     }
 
     fn __copy__(slf: &Bound<'_, Self>) -> Py<Self> {
