@@ -191,38 +191,27 @@ impl<'py> ListOut<'py> {
     }
 }
 
-impl<'py> ser::SerializeSeq for ListOut<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.finish()
-    }
+/// serde has three sequence traits with the same meaning here.
+macro_rules! list_out {
+    ($($trait_:ident :: $method:ident),*) => {$(
+        impl<'py> ser::$trait_ for ListOut<'py> {
+            type Ok = Bound<'py, PyAny>;
+            type Error = SerError;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
+                self.push(value)
+            }
+            fn end(self) -> Out<'py> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl<'py> ser::SerializeTuple for ListOut<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = SerError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.finish()
-    }
-}
-
-impl<'py> ser::SerializeTupleStruct for ListOut<'py> {
-    type Ok = Bound<'py, PyAny>;
-    type Error = SerError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), SerError> {
-        self.push(value)
-    }
-    fn end(self) -> Out<'py> {
-        self.finish()
-    }
-}
+list_out!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field
+);
 
 pub struct DictOut<'py> {
     dict: Bound<'py, PyDict>,
