@@ -245,7 +245,7 @@ impl<H: MessageHandle> Context<H> {
     }
 
     /// Fill an empty context with `seeds` in order, one insert event each, in one pass
-    /// (forks and windows). Anchors are the caller's to set.
+    /// (forks, windows, the versionless layout). Anchors are the caller's to set.
     pub(crate) fn seed_in_order(&mut self, seeds: Vec<Seed<H>>) {
         debug_assert!(self.events.is_empty());
         let n = seeds.len();
@@ -273,16 +273,6 @@ impl<H: MessageHandle> Context<H> {
             hooked: self.hooked.contains(seq),
             handle: self.handle(seq).clone(),
         }
-    }
-
-    /// Insert without anchor bookkeeping: building a child or a loaded context whose anchors
-    /// are set afterwards.
-    pub(crate) fn push_insert_raw(&mut self, p: usize, h: H) {
-        let seq = self.events.len() as u32;
-        self.transcript.insert(p, seq);
-        let m = h.message();
-        let (kind, time) = (EventType::for_role(m.role), m.created_at);
-        self.push(kind, time, Map::new(), Some((Op::Insert(p), h)));
     }
 
     /// Insert at an anchor's index, then move that anchor and every later one up by 1.

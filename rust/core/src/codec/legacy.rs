@@ -3,7 +3,7 @@
 //! version 2 files, so they work on JSON values. Also the header fields every layout shares.
 
 use crate::anchors::Anchors;
-use crate::context::{Context, MessageHandle};
+use crate::context::{Context, MessageHandle, Seed};
 use crate::error::{decode, Error, Result};
 use crate::message::{content_from_json, Content, Kind, Message};
 use crate::time;
@@ -155,9 +155,7 @@ pub(super) fn v1_fallback<H: MessageHandle>(obj: &Map<String, Value>) -> Result<
 pub(super) fn versionless<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
     let messages = read_messages(obj, seed_message)?;
     let mut ctx = header::<H>(obj)?;
-    for (i, m) in messages.into_iter().enumerate() {
-        ctx.push_insert_raw(i, H::wrap(m));
-    }
+    ctx.seed_in_order(messages.into_iter().map(|m| Seed::of(H::wrap(m))).collect());
     ctx.anchors = anchors_or_default(obj.get("anchor_points"), "anchor_points", ctx.len())?;
     Ok(ctx)
 }
