@@ -126,37 +126,13 @@ pub fn with_gc_paused<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyR
     out
 }
 
+/// A JSON value as Python objects (through the same serializer as whole documents).
 pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match v {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(a) => {
-            let items = a
-                .iter()
-                .map(|x| to_py(py, x))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_any()
-        }
-        Value::Object(o) => map_to_py(py, o)?.into_any(),
-    })
+    crate::pyser::to_object(py, v)
 }
 
 pub fn map_to_py<'py>(py: Python<'py>, o: &Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in o {
-        d.set_item(k, to_py(py, v)?)?;
-    }
-    Ok(d)
+    Ok(crate::pyser::to_object(py, o)?.cast_into::<PyDict>()?)
 }
 
 /// An aware UTC datetime with microseconds.
