@@ -16,14 +16,6 @@ fn main() {
                 l.context.len(),
                 bytes.len()
             );
-            let mut ctx = l.context;
-            let t = Instant::now();
-            let v = ctx.serialize(Default::default());
-            println!(
-                "serialize to a JSON value {:?} ({})",
-                t.elapsed(),
-                v.is_object()
-            );
         }
         return;
     }

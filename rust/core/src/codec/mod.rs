@@ -36,13 +36,6 @@ pub struct Loaded<H> {
 }
 
 impl<H: MessageHandle> Context<H> {
-    /// The version 2 document as a JSON value (for `serialize()`); `runtime` holds the
-    /// runtime fields, already redacted.
-    pub fn serialize(&mut self, runtime: Map<String, Value>) -> Value {
-        // Serializing plain data into a `Value` cannot fail: keys are strings, numbers finite.
-        serde_json::to_value(self.document(&runtime)).unwrap_or(Value::Null)
-    }
-
     /// The version 2 document as compact JSON bytes.
     pub fn to_json_bytes(&mut self, runtime: &Map<String, Value>) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(256 * self.events.len() + 1024);
