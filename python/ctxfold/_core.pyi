@@ -184,6 +184,8 @@ class Event:
 
 @final
 EVENT_TYPES: tuple[str, ...]
+
+def parse_time(text: str) -> datetime: ...
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 class ContextCore:

@@ -278,6 +278,18 @@ impl<H: MessageHandle> Context<H> {
         self.resolved.get(&seq).unwrap_or(h)
     }
 
+    /// The message at transcript position `p` (< len) as `messages` shows it: the same
+    /// object, resolved, with the overlay when it lands there.
+    pub fn shown_at(&mut self, p: usize) -> H {
+        if p == 0 {
+            if let Some((true, h)) = self.overlay_head() {
+                return h;
+            }
+        }
+        let s = self.transcript.get(p).expect("in range");
+        self.resolved(s)
+    }
+
     pub fn shown_len(&mut self) -> usize {
         match self.overlay_head() {
             Some((false, _)) => self.len() + 1,

@@ -22,16 +22,17 @@ impl<H: MessageHandle> Context<H> {
         )
     }
 
-    pub fn system_prompt_message(&self) -> Option<H> {
-        self.special_positions()
-            .0
-            .and_then(|p| self.raw_at(p).cloned())
+    /// The system prompt message as `messages` shows it (resolved, overlaid): the very
+    /// object `messages` holds in its slot.
+    pub fn system_prompt_message(&mut self) -> Option<H> {
+        let p = self.special_positions().0?;
+        Some(self.shown_at(p))
     }
 
-    pub fn tool_definitions_message(&self) -> Option<H> {
-        self.special_positions()
-            .1
-            .and_then(|p| self.raw_at(p).cloned())
+    /// The tool definitions message as `messages` shows it.
+    pub fn tool_definitions_message(&mut self) -> Option<H> {
+        let p = self.special_positions().1?;
+        Some(self.shown_at(p))
     }
 
     /// A child made of `messages` (in order) with `anchors` already laid out for them.

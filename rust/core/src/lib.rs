@@ -11,6 +11,7 @@ pub mod event;
 pub mod fenwick;
 pub mod fork;
 pub mod history;
+pub mod json;
 pub mod log;
 pub mod message;
 pub mod pretokenize;
