@@ -18,6 +18,9 @@ __all__ = [
     "hook_id",
     "encodings",
     "count_text",
+    "parse_time",
+    "EVENT_TYPES",
+    "BOOKKEEPING_EVENT_TYPES",
 ]
 
 __version__: str
@@ -182,12 +185,11 @@ class Event:
     def __ge__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-@final
 EVENT_TYPES: tuple[str, ...]
-
-def parse_time(text: str) -> datetime: ...
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
+def parse_time(text: str) -> datetime: ...
+@final
 class ContextCore:
     """The Rust context behind ``ctxfold.Context``: the log, the fold, anchors, windows, codec.
     Not meant to be used directly."""
