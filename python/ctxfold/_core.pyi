@@ -20,6 +20,7 @@ __all__ = [
     "count_text",
     "parse_time",
     "EVENT_TYPES",
+    "RUNTIME_KEYS",
     "BOOKKEEPING_EVENT_TYPES",
 ]
 
@@ -186,6 +187,7 @@ class Event:
     def __hash__(self) -> int: ...
 
 EVENT_TYPES: tuple[str, ...]
+RUNTIME_KEYS: tuple[str, ...]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 def parse_time(text: str) -> datetime: ...

@@ -76,6 +76,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BOOKKEEPING_EVENT_TYPES",
         pyo3::types::PyFrozenSet::new(m.py(), bookkeeping)?,
     )?;
+    // The document's top-level keys for the runtime fields; the facade converts each.
+    m.add(
+        "RUNTIME_KEYS",
+        pyo3::types::PyTuple::new(m.py(), ctxfold_core::codec::RUNTIME_KEYS)?,
+    )?;
     m.add_class::<message::PyMessage>()?;
     m.add_class::<message::PySystemPromptMessage>()?;
     m.add_class::<message::PyToolDefinitionsMessage>()?;
