@@ -5,6 +5,7 @@ mod convert;
 mod errors;
 mod message;
 mod pyser;
+mod ranks;
 
 use pyo3::prelude::*;
 
@@ -50,7 +51,9 @@ fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
     py.detach(|| ctxfold_core::tokens::count_text(text, e)).py()
 }
 
-#[pymodule]
+// Safe without the GIL (free-threaded CPython): every class is frozen, a context's state sits
+// behind its own mutex, and the caches are atomics or once-cells (docs/shipping.md).
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<message::PyMessage>()?;
@@ -62,5 +65,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hook_id, m)?)?;
     m.add_function(wrap_pyfunction!(encodings, m)?)?;
     m.add_function(wrap_pyfunction!(count_text, m)?)?;
+    m.add_function(wrap_pyfunction!(ranks::rank_file_py, m)?)?;
     Ok(())
 }
