@@ -7,7 +7,8 @@ builds the wheel (`maturin build --release`, into dist/) and runs the test suite
 this interpreter. Settings, from the environment, so that CI runs the README's command as is:
 
     CTXFOLD_TEST_PYTHONS   interpreters to test on, separated by spaces (default: this one)
-    CTXFOLD_WHEEL          test this wheel instead of building one (the workflow's test jobs)
+    CTXFOLD_WHEEL          test this wheel, or the wheel of a folder that fits each interpreter,
+                           instead of building one (the workflow's test jobs)
     CTXFOLD_MATURIN_ARGS   more `maturin build` arguments (CI: --zig --compatibility manylinux2014)
     CTXFOLD_FROM_SDIST=1   build the sdist, then the wheel from the unpacked sdist, and run the
                            sdist's own tests: proves the sdist builds and carries what they need
@@ -76,11 +77,18 @@ def suite(python: str, wheel: Path, tests: Path, scratch: Path) -> None:
     venv = Path(tempfile.mkdtemp(prefix="venv-", dir=scratch))
     run([python, "-m", "venv", str(venv)])
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
-    vpy = str(bindir / "python")
+    vpy = str(bindir / ("python.exe" if os.name == "nt" else "python"))
     env = without_rust()
     env["PATH"] = os.pathsep.join([str(bindir), env["PATH"]])
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
-    run([vpy, "-m", "pip", "install", "-q", f"{wheel}[test]"], env=env)
+    if wheel.is_dir():
+        # A folder of wheels (a platform's abi3 and free-threaded ones): pip picks the one this
+        # interpreter takes, from the folder only, then adds the test extra.
+        pick = ["--no-index", "--only-binary=:all:", "--find-links", str(wheel)]
+        run([vpy, "-m", "pip", "install", "-q", *pick, "ctxfold"], env=env)
+        run([vpy, "-m", "pip", "install", "-q", "--find-links", str(wheel), "ctxfold[test]"], env=env)
+    else:
+        run([vpy, "-m", "pip", "install", "-q", f"{wheel}[test]"], env=env)
     cwd = Path(tempfile.mkdtemp(prefix="cwd-", dir=scratch))
     # The package must come from the venv, never from the source tree.
     where = subprocess.run([vpy, "-c", "import ctxfold, ctxfold._core as c; print(c.__file__)"],
