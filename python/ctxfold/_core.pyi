@@ -39,6 +39,9 @@ def encodings() -> list[str]:
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""
 
+def _rank_file(name: str) -> bytes:
+    """The BPE rank file of an encoding in tiktoken's format, byte for byte (for the tests' oracle)."""
+
 @final
 class Part:
     """One part of a message's content: an immutable mapping with a string ``type``."""

@@ -5,6 +5,7 @@ mod convert;
 mod errors;
 mod message;
 mod pyser;
+mod ranks;
 
 use pyo3::prelude::*;
 
@@ -58,7 +59,9 @@ fn parse_time<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::typ
     convert::datetime(py, ctxfold_core::time::parse_iso(text).py()?)
 }
 
-#[pymodule]
+// Safe without the GIL (free-threaded CPython): every class is frozen, a context's state sits
+// behind its own mutex, and the caches are atomics or once-cells (docs/shipping.md).
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The event type names live in the core; the facade reads them from here.
@@ -91,5 +94,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encodings, m)?)?;
     m.add_function(wrap_pyfunction!(count_text, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(ranks::rank_file_py, m)?)?;
     Ok(())
 }
