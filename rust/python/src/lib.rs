@@ -5,6 +5,7 @@ mod convert;
 mod errors;
 mod message;
 mod pyser;
+mod store;
 
 use pyo3::prelude::*;
 
@@ -62,5 +63,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hook_id, m)?)?;
     m.add_function(wrap_pyfunction!(encodings, m)?)?;
     m.add_function(wrap_pyfunction!(count_text, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_load, m)?)?;
     Ok(())
 }
