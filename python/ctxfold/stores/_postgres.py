@@ -103,7 +103,11 @@ class PostgresBackend:
         self._local = threading.local()
         self._all: list[psycopg.Connection[Any]] = []
         self._all_lock = threading.Lock()
-        self._run(self._ensure_schema)
+        try:
+            self._run(self._ensure_schema)
+        except BaseException:
+            self.close()
+            raise
 
     def _name(self) -> str:
         info = psycopg.conninfo.conninfo_to_dict(self._url)

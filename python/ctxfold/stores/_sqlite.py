@@ -85,7 +85,11 @@ class SQLiteBackend:
             os.makedirs(folder, exist_ok=True)
         except OSError as e:
             raise StoreError(f"sqlite://{path}: cannot create the folder: {e}") from e
-        self._run(self._ensure_schema)
+        try:
+            self._run(self._ensure_schema)
+        except BaseException:
+            self.close()
+            raise
 
     # ---- connections -------------------------------------------------------------------
 

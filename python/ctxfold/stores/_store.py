@@ -9,7 +9,7 @@ import threading
 from types import TracebackType
 from .. import _core
 from .._context import Context
-from ..errors import ConflictError, DecodeError
+from ..errors import ConflictError, DecodeError, StoreError
 from ._rows import Backend, StoredContext, Write
 
 __all__ = ["Store"]
@@ -61,6 +61,12 @@ class Store:
     def url(self) -> str:
         return self._name
 
+    @property
+    def _db(self) -> Backend:
+        if self._closed:
+            raise StoreError(f"{self._name}: the store is closed")
+        return self._backend
+
     # ---- writing -----------------------------------------------------------------------
 
     def save(self, ctx: Context) -> None:
@@ -76,7 +82,7 @@ class Store:
             head, count, state, events, content = _core.store_rows(ctx._core, expected, ctx._runtime())
             if expected == head and ctx._stored_state == (self._name, state):
                 return
-            ok = self._backend.append(Write(
+            ok = self._db.append(Write(
                 id=ctx.id, expected=expected, head=head, state=state, created_at=ctx.created_at,
                 message_count=count, agent_name=ctx.agent_name, origin_context_id=ctx.origin_context_id,
                 events=events, content=content,
@@ -87,7 +93,7 @@ class Store:
             ctx._stored_state = (self._name, state)
 
     def _conflict(self, context_id: str, expected: int | None) -> str:
-        actual = self._backend.head(context_id)
+        actual = self._db.head(context_id)
         if expected is None:
             return (f"context {context_id} is already in the store (at seq {actual}) and this one did not "
                     "come from it: load it from the store, or give the new context another id")
@@ -99,7 +105,7 @@ class Store:
 
     def delete(self, context_id: str) -> None:
         """Remove a context and all its events. Unknown id → ``KeyError``."""
-        if not self._backend.delete(context_id):
+        if not self._db.delete(context_id):
             raise KeyError(context_id)
 
     # ---- reading -----------------------------------------------------------------------
@@ -109,7 +115,7 @@ class Store:
         corrupt row → ``DecodeError`` naming the context and seq."""
         if not isinstance(context_id, str):
             raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
-        r = self._backend.read(context_id)
+        r = self._db.read(context_id)
         if r is None:
             raise KeyError(context_id)
         core, rt, versioned = _core.store_load(context_id, r.head, r.state, r.content, r.events)
@@ -128,10 +134,10 @@ class Store:
                 raise TypeError(f"{name} must be an int")
             if v < 0:
                 raise ValueError(f"{name} must be non-negative, got {v}")
-        return self._backend.list(limit, offset)
+        return self._db.list(limit, offset)
 
     def __contains__(self, context_id: object) -> bool:
-        return isinstance(context_id, str) and self._backend.contains(context_id)
+        return isinstance(context_id, str) and self._db.contains(context_id)
 
     # ---- lifetime ----------------------------------------------------------------------
 
