@@ -8,7 +8,7 @@ import os
 import threading
 
 import pytest
-from _stores import Sql, pg_url, sql, sqlite_url, store_url  # noqa: F401  (fixtures)
+from _stores import Sql
 from ctxfold import (
     ConflictError,
     Context,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from _stores import pg_url, sqlite_url, store_url  # noqa: F401  (fixtures)
 from ctxfold import Context, Message, Store
 from ctxfold._cli import main
 

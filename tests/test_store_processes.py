@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from _stores import Sql, pg_url, sqlite_url  # noqa: F401  (fixtures)
+from _stores import Sql
 from ctxfold import Context, Message, Store
 
 RACER = """

@@ -18,6 +18,8 @@ __all__ = [
     "hook_id",
     "encodings",
     "count_text",
+    "store_rows",
+    "store_load",
 ]
 
 __version__: str
