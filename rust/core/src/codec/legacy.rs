@@ -2,10 +2,11 @@
 //! without events, and the Python seed's versionless layout. These are rare and small next to
 //! version 2 files, so they work on JSON values. Also the header fields every layout shares.
 
+use super::message_in::content_from_json;
 use crate::anchors::Anchors;
 use crate::context::{Context, MessageHandle, Seed};
 use crate::error::{decode, Error, Result};
-use crate::message::{content_from_json, Content, Kind, Message};
+use crate::message::{Content, Kind, Message};
 use crate::time;
 use serde_json::{Map, Value};
 
@@ -82,14 +83,20 @@ fn anchors_from(v: Option<&Value>, key: &str, len: usize) -> Result<Option<Ancho
 }
 
 /// The anchors found under `key`, or the defaults: everything is a message.
+/// The anchors a document names, or the defaults. A document without the `messages` anchor
+/// gets it back at the end of the transcript, so that what loads can always be appended to.
 pub(super) fn anchors_or_default(v: Option<&Value>, key: &str, len: usize) -> Result<Anchors> {
-    Ok(anchors_from(v, key, len)?.unwrap_or_else(|| {
+    let mut anchors = anchors_from(v, key, len)?.unwrap_or_else(|| {
         Anchors::from_list(vec![
             ("system_prompt".into(), 0),
             ("tools".into(), 0),
             ("messages".into(), len),
         ])
-    }))
+    });
+    if anchors.get("messages").is_none() {
+        anchors.add("messages", len, len, true)?;
+    }
+    Ok(anchors)
 }
 
 /// Each entry of `messages` read by `read`; an error says which entry.

@@ -5,14 +5,15 @@
 //! in order.
 
 use super::legacy;
+use super::message_in::MessageIn;
 use super::Loaded;
 use crate::context::{Context, MessageHandle};
 use crate::error::{decode, Error, Result};
 use crate::event::{EventType, Op};
-use crate::message::{Content, Kind, Message, Role};
+use crate::message::Message;
 use crate::time;
 use rayon::prelude::*;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -87,10 +88,23 @@ pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> R
         },
         Some(_) => return decode("missing or invalid version field"),
     };
-    let runtime = super::RUNTIME_KEYS
+    let runtime: Map<String, Value> = super::RUNTIME_KEYS
         .iter()
         .filter_map(|k| top.fields.get(*k).map(|v| (k.to_string(), v.clone())))
         .collect();
+    // Whatever loads must save again: the runtime fields go back through Python, where
+    // values nest at most MAX_DEPTH levels, and times must fit Python's datetime.
+    for (k, v) in &runtime {
+        if crate::json::depth(v) + 1 > crate::json::MAX_DEPTH {
+            return decode(format!(
+                "{k}: nested deeper than {} levels",
+                crate::json::MAX_DEPTH
+            ));
+        }
+    }
+    if let Some(Value::String(t)) = runtime.get("started_at") {
+        time::parse_iso(t).map_err(|e| e.at("started_at"))?;
+    }
     Ok(Loaded {
         context,
         runtime,
@@ -116,7 +130,8 @@ struct Checked {
     kind: EventType,
     time: time::Micros,
     data: Map<String, Value>,
-    surface: Option<(Op, Message)>,
+    op: Option<Op>,
+    message: Option<Message>,
 }
 
 /// Deserialize a whole JSON text; a data error says where by its path under `place`, a
@@ -168,7 +183,7 @@ fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
         .map(|(i, e)| check_event(i, e).map_err(|err| err.at(&format!("events[{i}]"))))
         .collect();
     for (i, c) in checked.into_iter().enumerate() {
-        replay(&mut ctx, i, c?).map_err(|err| err.at(&format!("events[{i}]")))?;
+        replay(&mut ctx, c?).map_err(|err| err.at(&format!("events[{i}]")))?;
     }
     let len = ctx.len();
     ctx.anchors = legacy::anchors_or_default(top.fields.get("anchors"), "anchors", len)?;
@@ -187,7 +202,7 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         .ok_or_else(|| Error::Decode(format!("type: unknown event type {:?}", e.kind)))?;
     let time = time::parse_iso(&e.time).map_err(|err| err.at("time"))?;
     let raw = e.data.map_or("{}", RawValue::get);
-    if !kind.is_surface() {
+    if !kind.is_surface() && kind != EventType::Remove {
         let data: Option<Map<String, Value>> = located(raw, "data")?;
         let data = data.unwrap_or_default();
         if kind == EventType::Materialize {
@@ -200,7 +215,8 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
             kind,
             time,
             data,
-            surface: None,
+            op: None,
+            message: None,
         });
     }
     let SurfaceIn {
@@ -211,13 +227,31 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         message,
         rest,
     } = located(raw, "data")?;
-    let op = match op.as_deref() {
-        Some("insert") => Op::Insert(index(position, "position")?),
-        Some("replace") => {
-            let (a, b) = (index(first, "first")?, index(last, "last")?);
-            if a > b {
-                return decode(format!("data: replace range {a}..{b} is descending"));
+    let range = || -> Result<(usize, usize)> {
+        let (a, b) = (index(first, "first")?, index(last, "last")?);
+        if a > b {
+            return decode(format!("data: range {a}..{b} is descending"));
+        }
+        Ok((a, b))
+    };
+    let op = match (kind, op.as_deref()) {
+        (EventType::Remove, Some("remove")) => {
+            let (a, b) = range()?;
+            if message.is_some() {
+                return decode("data.message: a remove event carries no message");
             }
+            return Ok(Checked {
+                kind,
+                time,
+                data: rest,
+                op: Some(Op::Remove(a, b)),
+                message: None,
+            });
+        }
+        (EventType::Remove, _) => return decode("data.op: must be \"remove\""),
+        (_, Some("insert")) => Op::Insert(index(position, "position")?),
+        (_, Some("replace")) => {
+            let (a, b) = range()?;
             Op::Replace(a, b)
         }
         _ => return decode("data.op: must be \"insert\" or \"replace\""),
@@ -244,7 +278,8 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         kind,
         time,
         data: rest,
-        surface: Some((op, msg)),
+        op: Some(op),
+        message: Some(msg),
     })
 }
 
@@ -253,34 +288,14 @@ fn index(v: Option<u64>, key: &str) -> Result<usize> {
         .ok_or_else(|| Error::Decode(format!("data.{key}: must be a non-negative integer")))
 }
 
-fn replay<H: MessageHandle>(ctx: &mut Context<H>, i: usize, c: Checked) -> Result<()> {
-    let seq = i as u32;
-    let surface = match c.surface {
-        None => None,
-        Some((op, msg)) => {
-            let len = ctx.len();
-            match op {
-                Op::Insert(p) if p <= len => ctx.transcript.insert(p, seq),
-                Op::Replace(a, b) if b < len => ctx.transcript.replace(a, b, seq),
-                Op::Insert(p) => {
-                    return decode(format!(
-                        "data.position: {p} is outside the {len}-message transcript"
-                    ))
-                }
-                Op::Replace(a, b) => {
-                    return decode(format!(
-                        "data: replace range {a}..{b} does not fit the {len}-message transcript"
-                    ))
-                }
-            }
-            Some((op, H::wrap(msg)))
-        }
-    };
-    ctx.push(c.kind, c.time, c.data, surface);
+fn replay<H: MessageHandle>(ctx: &mut Context<H>, c: Checked) -> Result<()> {
+    let message = c.message.map(H::wrap);
+    ctx.apply(c.kind, c.time, c.data, c.op, message)
+        .map_err(crate::log::replay_error)?;
     Ok(())
 }
 
-/// A surface event's data: where the message goes, the message, and the other keys.
+/// A surface or `remove` event's data: what it does, the message, and the other keys.
 struct SurfaceIn<'a> {
     op: Option<Cow<'a, str>>,
     position: Option<u64>,
@@ -329,94 +344,8 @@ impl<'de> Deserialize<'de> for SurfaceIn<'de> {
     }
 }
 
-/// A message as files hold it (`Message.to_dict()` or any subset with a role).
-#[derive(Deserialize)]
-pub(super) struct MessageIn<'a> {
-    #[serde(borrow)]
-    role: Cow<'a, str>,
-    #[serde(default)]
-    content: ContentIn,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<Map<String, Value>>>,
-    #[serde(default)]
-    tool_call_id: Option<String>,
-    #[serde(default)]
-    metadata: Option<Map<String, Value>>,
-    #[serde(default, borrow)]
-    created_at: Option<Cow<'a, str>>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    hook_ids: Option<Vec<String>>,
-    #[serde(default, rename = "_type", borrow)]
-    kind: Option<Cow<'a, str>>,
-}
-
-impl MessageIn<'_> {
-    pub fn build(self) -> Result<Message> {
-        let created_at = match self.created_at {
-            Some(t) => time::parse_iso(&t).map_err(|e| e.at("created_at"))?,
-            None => time::now(),
-        };
-        let mut m = Message::new_with(
-            Role::parse(&self.role).map_err(|e| e.at("role"))?,
-            self.content.0,
-            self.id,
-            created_at,
-        );
-        m.name = self.name;
-        m.tool_calls = self.tool_calls.unwrap_or_default();
-        m.tool_call_id = self.tool_call_id;
-        m.metadata = self.metadata.unwrap_or_default();
-        m.hook_ids = self.hook_ids.unwrap_or_default();
-        m.kind = self.kind.map_or(Kind::Plain, |k| Kind::from_type_name(&k));
-        m.validate()?;
-        Ok(m)
-    }
-}
-
-#[derive(Default)]
-struct ContentIn(Content);
-
-impl<'de> Deserialize<'de> for ContentIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ContentIn;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string, a list of parts or null")
-            }
-            fn visit_unit<E: de::Error>(self) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::None))
-            }
-            fn visit_none<E: de::Error>(self) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::None))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::Text(s.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::Text(s)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<ContentIn, A::Error> {
-                let mut parts = Vec::with_capacity(a.size_hint().unwrap_or(0));
-                while let Some(p) = a.next_element::<Map<String, Value>>()? {
-                    parts.push(p);
-                }
-                Ok(ContentIn(Content::Parts(parts)))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// An object key, borrowed from the input unless it holds escapes.
-struct Key<'a>(Cow<'a, str>);
+pub(crate) struct Key<'a>(Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

@@ -57,14 +57,14 @@ impl<H: MessageHandle> Serialize for StateOut<'_, H> {
         for (k, v) in self.runtime {
             o.serialize_entry(k, v)?;
         }
-        o.serialize_entry("anchors", c.anchors.list())?;
+        o.serialize_entry("anchors", c.anchors().list())?;
         o.serialize_entry("hook_bindings", &c.bindings)?;
         o.end()
     }
 }
 
 fn encode<T: Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| Error::Io(format!("cannot encode: {e}")))
+    serde_json::to_string(v).map_err(|e| Error::Io(format!("cannot encode: {e}"), None))
 }
 
 impl<H: MessageHandle> Context<H> {
@@ -98,7 +98,7 @@ impl<H: MessageHandle> Context<H> {
     /// by the store (its key is the hash).
     fn content_since(&self, stored: Option<u64>) -> Result<Vec<ContentRow>> {
         let row = |ord: usize| -> Option<Result<ContentRow>> {
-            self.content_map.get_index(ord).map(|(h, t)| {
+            self.content_map().get_index(ord).map(|(h, t)| {
                 Ok(ContentRow {
                     ord,
                     hash: h.clone(),
@@ -107,14 +107,14 @@ impl<H: MessageHandle> Context<H> {
             })
         };
         let Some(from) = stored else {
-            return (0..self.content_map.len()).filter_map(row).collect();
+            return (0..self.content_map().len()).filter_map(row).collect();
         };
         let mut ords: Vec<usize> = self.events()[from as usize..]
             .iter()
             .filter(|e| e.kind == EventType::Materialize)
             .filter_map(|e| e.data.get("bindings").and_then(Value::as_object))
             .flat_map(|b| b.values().filter_map(Value::as_str))
-            .filter_map(|hash| self.content_map.get_index_of(hash))
+            .filter_map(|hash| self.content_map().get_index_of(hash))
             .collect();
         ords.sort_unstable();
         ords.dedup();
