@@ -84,7 +84,7 @@ def test_round_trip_after_every_kind_of_operation(store_url):
             back = check_round_trip(store, ctx)
             assert "never saved" not in json.dumps(back.serialize()), name
         assert back.events()[2].message.content == ODD and back.deps == {"max_tokens": 5, "nested": {"ok": ODD}}
-        assert back.usage == ctx.usage and back.agent_name == ODD and back.needs_response is False
+        assert back.usage == ctx.usage and back.agent_name == ODD and back.needs_response is ctx.needs_response
 
 
 def test_forks_and_windows_round_trip(store_url):

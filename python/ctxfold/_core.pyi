@@ -18,6 +18,9 @@ __all__ = [
     "hook_id",
     "encodings",
     "count_text",
+    "parse_time",
+    "EVENT_TYPES",
+    "BOOKKEEPING_EVENT_TYPES",
     "store_rows",
     "store_load",
 ]
@@ -202,12 +205,12 @@ class Event:
     def __ge__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-@final
-EVENT_TYPES: tuple[str, ...]
-
-def parse_time(text: str) -> datetime: ...
+EVENT_TYPES: list[str]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
+def parse_time(text: str) -> datetime: ...
+
+@final
 class ContextCore:
     """The Rust context behind ``ctxfold.Context``: the log, the fold, anchors, windows, codec.
     Not meant to be used directly."""
