@@ -22,6 +22,8 @@ __all__ = [
     "EVENT_TYPES",
     "RUNTIME_KEYS",
     "BOOKKEEPING_EVENT_TYPES",
+    "store_rows",
+    "store_load",
 ]
 
 __version__: str
@@ -41,6 +43,24 @@ def count_text(text: str, encoding: str = "cl100k_base") -> int:
 
 def _rank_file(name: str) -> bytes:
     """The BPE rank file of an encoding in tiktoken's format, byte for byte (for the tests' oracle)."""
+
+# ---- the store's rows (SPEC §11; ctxfold/stores) ----------------------------------------
+
+def store_rows(
+    core: ContextCore, stored_seq: int | None, runtime: dict[str, _JSON]
+) -> tuple[int, int, str, list[tuple[int, str]], list[tuple[int, str, str]]]:
+    """(next_seq, message count, state JSON, events since ``stored_seq`` as (seq, JSON),
+    content entries the store lacks as (ord, hash, JSON string))."""
+
+def store_load(
+    id: str,
+    head: int,
+    state: bytes | str,
+    content: Iterable[Sequence[bytes | str]],
+    events: Iterable[Sequence[int | bytes | str]],
+) -> tuple[ContextCore, dict[str, _JSON], bool]:
+    """(core, runtime fields, versioned) from a store's rows; ``DecodeError`` names the
+    context and seq of a bad row."""
 
 @final
 class Part:

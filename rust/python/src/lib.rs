@@ -6,6 +6,7 @@ mod errors;
 mod message;
 mod pyser;
 mod ranks;
+mod store;
 
 use pyo3::prelude::*;
 
@@ -95,5 +96,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_text, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(ranks::rank_file_py, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_load, m)?)?;
     Ok(())
 }
