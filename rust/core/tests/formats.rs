@@ -37,18 +37,34 @@ fn chat_round_trip_keeps_bytes_and_order() {
 #[test]
 fn anthropic_results_come_first_in_the_next_user_turn() {
     let mut a = Message::new(Role::Assistant, Content::Text("calling".into()));
-    a.tool_calls.push(serde_json::from_value(json!({"id": "call|1", "name": "f", "arguments": "{\"x\":1}"})).unwrap());
-    a.tool_calls.push(serde_json::from_value(json!({"id": "c2", "name": "g", "arguments": {}})).unwrap());
+    a.tool_calls.push(
+        serde_json::from_value(json!({"id": "call|1", "name": "f", "arguments": "{\"x\":1}"}))
+            .unwrap(),
+    );
+    a.tool_calls
+        .push(serde_json::from_value(json!({"id": "c2", "name": "g", "arguments": {}})).unwrap());
     let mut t = Message::new(Role::Tool, Content::Text("r1".into()));
     t.tool_call_id = Some("call|1".into());
     let u = Message::new(Role::User, Content::Text("more".into()));
-    let ms = vec![Message::new(Role::User, Content::Text("go".into())), a, u, t];
+    let ms = vec![
+        Message::new(Role::User, Content::Text("go".into())),
+        a,
+        u,
+        t,
+    ];
     let out = export(Format::Anthropic, &ms, false).unwrap();
     let msgs = out["messages"].as_array().unwrap();
-    let uses: Vec<&str> = msgs[1]["content"].as_array().unwrap().iter()
-        .filter(|b| b["type"] == "tool_use").map(|b| b["id"].as_str().unwrap()).collect();
+    let uses: Vec<&str> = msgs[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
     assert_eq!(uses.len(), 2);
-    assert!(uses[0].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
+    assert!(uses[0]
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
     assert_eq!(msgs[1]["content"][1]["input"], json!({"x": 1}));
     let results = msgs[2]["content"].as_array().unwrap();
     assert_eq!(results[0]["tool_use_id"], json!(uses[0]));
@@ -56,8 +72,13 @@ fn anthropic_results_come_first_in_the_next_user_turn() {
     assert_eq!(results[1]["tool_use_id"], json!("c2"));
     assert_eq!(msgs[3]["content"], json!("more"));
     // Strict: the remapped id, the dangling call and the moved answer are all named.
-    let Err(Error::Format(m)) = export(Format::Anthropic, &ms, true) else { panic!() };
-    assert!(m.contains("call|1") && m.contains("\"c2\"") && m.contains("moved"), "{m}");
+    let Err(Error::Format(m)) = export(Format::Anthropic, &ms, true) else {
+        panic!()
+    };
+    assert!(
+        m.contains("call|1") && m.contains("\"c2\"") && m.contains("moved"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -85,7 +106,10 @@ fn responses_items_round_trip_one_message_each() {
 fn malformed_input_is_a_located_format_error() {
     let p = json!([{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]);
     let e = formats::import(Format::OpenAiChat, &p, None).unwrap_err();
-    assert_eq!(e, Error::Format("messages[0].tool_calls[0].function: missing \"name\"".into()));
+    assert_eq!(
+        e,
+        Error::Format("messages[0].tool_calls[0].function: missing \"name\"".into())
+    );
     let e = formats::import(Format::Anthropic, &json!([{"role": "user"}]), None).unwrap_err();
     assert_eq!(e, Error::Format("messages[0]: missing \"content\"".into()));
 }
@@ -93,19 +117,31 @@ fn malformed_input_is_a_located_format_error() {
 #[test]
 fn mapped_ids_are_deterministic_and_distinct() {
     let mut a = Message::new(Role::Assistant, Content::None);
-    for id in ["x".repeat(80), format!("{}y", "x".repeat(79)), "dup".into(), "dup".into()] {
-        a.tool_calls.push(serde_json::from_value(json!({"id": id, "name": "f"})).unwrap());
+    for id in [
+        "x".repeat(80),
+        format!("{}y", "x".repeat(79)),
+        "dup".into(),
+        "dup".into(),
+    ] {
+        a.tool_calls
+            .push(serde_json::from_value(json!({"id": id, "name": "f"})).unwrap());
     }
     let ms = vec![a];
     let one = export(Format::OpenAiChat, &ms, false).unwrap();
     let two = export(Format::OpenAiChat, &ms, false).unwrap();
     assert_eq!(one, two);
-    let ids: Vec<&str> = one["messages"][0]["tool_calls"].as_array().unwrap().iter()
-        .map(|c| c["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = one["messages"][0]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
     let unique: std::collections::HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), 4);
     assert!(ids.iter().all(|i| i.len() <= 40));
-    let answered: Vec<&str> = one["messages"].as_array().unwrap()[1..].iter()
-        .map(|m| m["tool_call_id"].as_str().unwrap()).collect();
+    let answered: Vec<&str> = one["messages"].as_array().unwrap()[1..]
+        .iter()
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
     assert_eq!(answered, ids);
 }
