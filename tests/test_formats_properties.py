@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ctxfold import Context, Message, Part, ToolDefinitionsMessage, formats
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 texts = st.one_of(st.just(""), st.just("  \n"), st.text(max_size=20))
 ids = st.one_of(
@@ -159,7 +159,7 @@ def anthropic_requests(draw):
         if draw(st.booleans()):
             blocks.append({"type": "thinking", "thinking": draw(st.text(max_size=10)), "signature": draw(safe)})
         blocks.append({"type": "text", "text": draw(safe)})
-        blocks += [{"type": "tool_use", "id": c, "name": "f", "input": {"x": draw(st.integers())}} for c in cids]
+        blocks += [{"type": "tool_use", "id": c, "name": "f", "input": {"x": draw(st.integers(-(2**63), 2**63 - 1))}} for c in cids]
         out.append({"role": "assistant", "content": blocks})
         if cids:
             res = [{"type": "tool_result", "tool_use_id": c, "content": draw(safe)} for c in draw(st.permutations(cids))]
