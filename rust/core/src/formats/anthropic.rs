@@ -18,8 +18,11 @@ use serde_json::{Map, Value};
 
 const F: Format = Format::Anthropic;
 
+/// Whitespace-only, counting as whitespace what either Unicode or Python does (Python's
+/// `isspace` adds the separators U+001C..U+001F): when in doubt, the text is not sent alone.
 fn blank(t: &str) -> bool {
-    t.trim().is_empty()
+    t.chars()
+        .all(|c| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
 pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
