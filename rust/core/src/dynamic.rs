@@ -5,6 +5,7 @@
 use crate::context::{Context, MessageHandle};
 use crate::error::{Error, Result};
 use crate::message::{part_type, text_part, Content, Kind, Message, Part, Role};
+use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -94,7 +95,7 @@ impl<H: MessageHandle> Context<H> {
         }
         let mut data = Map::new();
         data.insert("bindings".into(), Value::Object(bound));
-        let seq = self.push_materialize(data).seq;
+        let seq = self.push_materialize(data)?.seq;
         self.forget_derived();
         Ok(Some(seq))
     }
@@ -105,8 +106,12 @@ impl<H: MessageHandle> Context<H> {
         self.transcript.forget_sums();
     }
 
-    fn bound_text(&self, hook: &str) -> Option<&str> {
-        self.bindings
+    fn bound_text<'a>(
+        &'a self,
+        bindings: &IndexMap<String, String>,
+        hook: &str,
+    ) -> Option<&'a str> {
+        bindings
             .get(hook)
             .and_then(|h| self.content_map.get(h))
             .map(String::as_str)
@@ -132,9 +137,19 @@ impl<H: MessageHandle> Context<H> {
 
     /// `None` when nothing bound changes the message.
     fn resolve(&self, m: &Message) -> Option<Message> {
+        self.resolve_with(&self.bindings, m)
+    }
+
+    /// The message resolved with `bindings` (hook id → content hash); `None` when nothing
+    /// bound changes it.
+    pub(crate) fn resolve_with(
+        &self,
+        bindings: &IndexMap<String, String>,
+        m: &Message,
+    ) -> Option<Message> {
         if m.kind == Kind::ToolDefinitions {
-            let list = parse_tool_list(self.bound_text(&hook_id(TOOL_LIST))?).ok()?;
-            let filter = match self.bound_text(&hook_id(TOOL_FILTER)) {
+            let list = parse_tool_list(self.bound_text(bindings, &hook_id(TOOL_LIST))?).ok()?;
+            let filter = match self.bound_text(bindings, &hook_id(TOOL_FILTER)) {
                 Some(t) => parse_tool_filter(t).ok()?,
                 None => Vec::new(),
             };
@@ -152,7 +167,7 @@ impl<H: MessageHandle> Context<H> {
         let hooks: Vec<&str> = m
             .hook_ids
             .iter()
-            .filter_map(|h| self.bound_text(h))
+            .filter_map(|h| self.bound_text(bindings, h))
             .collect();
         if hooks.is_empty() {
             return None;
@@ -204,40 +219,12 @@ impl<H: MessageHandle> Context<H> {
             }
         }
         let m = match &head {
-            Some(h) if replaces_head => {
-                let mut m = h.message().clone();
-                m.content = match &m.content {
-                    Content::None => Content::Text(format!("\n\n{overlay}")),
-                    Content::Text(t) => Content::Text(format!("{t}\n\n{overlay}")),
-                    Content::Parts(parts) => {
-                        let mut parts = parts.clone();
-                        match parts.iter().rposition(|p| part_type(p) == Some("text")) {
-                            Some(i) => {
-                                let old = parts[i]
-                                    .get("text")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("")
-                                    .to_string();
-                                parts[i].insert(
-                                    "text".into(),
-                                    Value::String(format!("{old}\n\n{overlay}")),
-                                );
-                            }
-                            None => parts.push(text_part(&overlay)),
-                        }
-                        Content::Parts(parts)
-                    }
-                };
-                m
-            }
+            Some(h) if replaces_head => with_overlay(h.message(), &overlay),
             _ => {
-                let mut m = Message::new(Role::System, Content::Text(overlay));
-                m.created_at = head
+                let at = head
                     .as_ref()
                     .map_or(self.created_at, |h| h.message().created_at);
-                // A stable id for as long as the head stays the same.
-                m.id = format!("overlay-{}", self.id);
-                m
+                overlay_message(&overlay, at, &self.id)
             }
         };
         let h = H::wrap(m);
@@ -291,6 +278,18 @@ impl<H: MessageHandle> Context<H> {
         self.resolved.get(&seq).unwrap_or(h)
     }
 
+    /// The message at transcript position `p` (< len) as `messages` shows it: the same
+    /// object, resolved, with the overlay when it lands there.
+    pub fn shown_at(&mut self, p: usize) -> H {
+        if p == 0 {
+            if let Some((true, h)) = self.overlay_head() {
+                return h;
+            }
+        }
+        let s = self.transcript.get(p).expect("in range");
+        self.resolved(s)
+    }
+
     pub fn shown_len(&mut self) -> usize {
         match self.overlay_head() {
             Some((false, _)) => self.len() + 1,
@@ -304,4 +303,43 @@ impl<H: MessageHandle> Context<H> {
             _ => self.messages().pop(),
         }
     }
+}
+
+/// A leading system message with the overlay appended: to its str content, or to the last
+/// text part of its parts (a text part is added if it has none).
+pub(crate) fn with_overlay(m: &Message, overlay: &str) -> Message {
+    let mut m = m.clone();
+    m.content = match &m.content {
+        Content::None => Content::Text(format!("\n\n{overlay}")),
+        Content::Text(t) => Content::Text(format!("{t}\n\n{overlay}")),
+        Content::Parts(parts) => {
+            let mut parts = parts.clone();
+            match parts.iter().rposition(|p| part_type(p) == Some("text")) {
+                Some(i) => {
+                    let old = parts[i]
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    parts[i].insert("text".into(), Value::String(format!("{old}\n\n{overlay}")));
+                }
+                None => parts.push(text_part(overlay)),
+            }
+            Content::Parts(parts)
+        }
+    };
+    m
+}
+
+/// The overlay as a message of its own, for a transcript that does not lead with a system
+/// message. Its id is stable for as long as the head stays the same.
+pub(crate) fn overlay_message(
+    overlay: &str,
+    created_at: crate::time::Micros,
+    context_id: &str,
+) -> Message {
+    let mut m = Message::new(Role::System, Content::Text(overlay.to_string()));
+    m.created_at = created_at;
+    m.id = format!("overlay-{context_id}");
+    m
 }
