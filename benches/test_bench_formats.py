@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import SIZES
+from ctxfold import formats
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages
 from test_bench import filled
-
-from ctxfold import formats
 
 
 def chat_loop(messages):

@@ -9,10 +9,9 @@ import json
 import pytest
 from _sdk import check_anthropic, check_chat, check_responses
 from anthropic.types import Message as AnthropicMessage
+from ctxfold import Context, FormatError, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, formats
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
-
-from ctxfold import Context, FormatError, Message, Part, SystemPromptMessage, ToolDefinitionsMessage, formats
 
 # ---- realistic requests, written from each API's documentation ---------------------------
 

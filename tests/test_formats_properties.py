@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 
 from _sdk import check_anthropic, check_chat, check_responses, no_reasoning_leak
+from ctxfold import Context, Message, Part, ToolDefinitionsMessage, formats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from ctxfold import Context, Message, Part, ToolDefinitionsMessage, formats
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
