@@ -43,6 +43,8 @@ FORMAT = "pydantic_ai"
 MARK = "pydantic_ai"  # part key: the other fields of the Pydantic AI object the part stands for
 _MISSING = dataclasses.MISSING
 
+# Feedback for the model after a failed output (newer Pydantic AI); read by the model as a user prompt.
+_FEEDBACK: Any = getattr(pm, "RetryFeedbackPart", None)
 # The fields each part kind maps onto ctxfold fields (the rest go to interop / the part).
 _MAPPED = {
     pm.SystemPromptPart: ("content", "timestamp", "part_kind"),
@@ -50,6 +52,7 @@ _MAPPED = {
     pm.ToolReturnPart: ("tool_name", "content", "tool_call_id", "timestamp", "part_kind"),
     pm.RetryPromptPart: ("content", "tool_name", "tool_call_id", "timestamp", "part_kind"),
     pm.TextPart: ("content", "part_kind"),
+    **({_FEEDBACK: ("content", "timestamp", "part_kind")} if _FEEDBACK is not None else {}),
     pm.ThinkingPart: ("content", "part_kind"),
     pm.ToolCallPart: ("tool_name", "args", "tool_call_id", "part_kind"),
     pm.ModelRequest: ("parts", "kind"),
@@ -192,6 +195,12 @@ def _request_part_in(part: Any, interop: dict[str, Any], where: str) -> Message:
     if cls is pm.UserPromptPart:
         return Message("user", _user_content_in(part.content, f"{where}.content"), created_at=ts, metadata={"interop": interop})
     content = part.content
+    if cls is _FEEDBACK:
+        interop["kind"] = "feedback"
+        if not isinstance(content, str):
+            content = _json_text(content, f"{where}.content")
+            interop["json"] = True
+        return Message("user", content, created_at=ts, metadata={"interop": interop})
     if cls is pm.RetryPromptPart:
         interop["kind"] = "retry"
     if isinstance(content, str):
@@ -414,6 +423,10 @@ def _request_message_out(m: Message, b: _Builder) -> None:
         if i.get("kind") == "retry" and role == "user":
             b.part(_retry_out(m, i, None, i.get("call_id")), head)
             return
+        if i.get("kind") == "feedback" and _FEEDBACK is not None:
+            b.part(_restore(_FEEDBACK, {"content": _json_content(m, i), "timestamp": m.created_at,
+                                        "part_kind": "retry-feedback"}, i.get("part")), head)
+            return
         rest = i.get("part")
         if role == "system" or role == "developer":
             b.part(_restore(pm.SystemPromptPart, {"content": m.text if m.content is not None else "", "timestamp": m.created_at,
@@ -574,14 +587,21 @@ def _tool_content_out(m: Message) -> Any:
     return items
 
 
+def _json_content(m: Message, i: dict[str, Any]) -> Any:
+    content = m.content if isinstance(m.content, str) else m.text
+    if i.get("json"):
+        try:
+            return json.loads(content)
+        except ValueError:
+            pass
+    return content
+
+
 def _retry_out(m: Message, i: dict[str, Any], tool_name: str | None, call_id: str | None, content: Any = None) -> Any:
     if content is None:
-        content = m.content if isinstance(m.content, str) else m.text
-        if i.get("json"):
-            try:
-                content = json.loads(content)
-            except ValueError:
-                pass
+        content = _json_content(m, i)
+    if i.get("json"):  # ErrorDetails: their `loc` is a tuple, which JSON holds as a list
+        content = _adapter(pm.RetryPromptPart, "content").validate_python(content)
     values: dict[str, Any] = {"content": content, "tool_name": tool_name, "timestamp": m.created_at, "part_kind": "retry-prompt"}
     if call_id is not None:
         values["tool_call_id"] = call_id
