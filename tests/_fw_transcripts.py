@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import strategies as st
-
 from ctxfold import Context, Message, Part, ToolDefinitionsMessage
+from hypothesis import strategies as st
 
 texts = st.one_of(st.just(""), st.just("  \n"), st.text(max_size=20))
 ids = st.one_of(

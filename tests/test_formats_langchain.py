@@ -14,6 +14,7 @@ import sys
 import anthropic
 import pytest
 from _fw_transcripts import sources
+from ctxfold import Context, FormatError, Message, Part, formats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_anthropic import ChatAnthropic
@@ -33,8 +34,6 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.responses import Response
 from pydantic import TypeAdapter
 
-from ctxfold import Context, FormatError, Message, Part, formats
-
 os.environ.setdefault("OPENAI_API_KEY", "sk-test-not-used")
 os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
 
@@ -53,18 +52,24 @@ def same(a: list[BaseMessage], b: list[BaseMessage]) -> None:
 
 
 def anthropic_turn() -> AIMessage:
-    msg = anthropic.types.Message.model_validate({
-        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "content": [
-            {"type": "thinking", "thinking": "The user wants weather.", "signature": "EqQBCkYIBRgCKkD+/=="},
-            {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
-            {"type": "text", "text": "I'll check both cities."},
-            {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}},
-            {"type": "tool_use", "id": "toolu_01B", "name": "get_weather", "input": {"city": "Zürich"}},
-        ],
-        "stop_reason": "tool_use", "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 20, "cache_read_input_tokens": 3, "cache_creation_input_tokens": 5},
-    })
+    msg = anthropic.types.Message.model_validate(
+        {
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "thinking", "thinking": "The user wants weather.", "signature": "EqQBCkYIBRgCKkD+/=="},
+                {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+                {"type": "text", "text": "I'll check both cities."},
+                {"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_01B", "name": "get_weather", "input": {"city": "Zürich"}},
+            ],
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 20, "cache_read_input_tokens": 3, "cache_creation_input_tokens": 5},
+        }
+    )
     gen = ChatAnthropic(model="claude-sonnet-4-5")._format_output(msg)
     m = gen.generations[0].message
     assert isinstance(m, AIMessage)
@@ -72,16 +77,30 @@ def anthropic_turn() -> AIMessage:
 
 
 def openai_chat_turn() -> AIMessage:
-    cc = ChatCompletion.model_validate({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": None, "refusal": None,
-            "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}},
-                {"id": "call_2", "type": "function", "function": {"name": "add", "arguments": '{"a": 1,'}},
-            ]}}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
-    })
+    cc = ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4o",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "refusal": None,
+                        "tool_calls": [
+                            {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}},
+                            {"id": "call_2", "type": "function", "function": {"name": "add", "arguments": '{"a": 1,'}},
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
+        }
+    )
     m = ChatOpenAI(model="gpt-4o")._create_chat_result(cc).generations[0].message
     assert isinstance(m, AIMessage) and m.invalid_tool_calls
     return m
@@ -90,21 +109,48 @@ def openai_chat_turn() -> AIMessage:
 def openai_responses_turn(output_version: str) -> AIMessage:
     from langchain_openai.chat_models.base import _construct_lc_result_from_responses_api
 
-    resp = Response.model_validate({
-        "id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5", "status": "completed",
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-        "output": [
-            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "thinking it over"}],
-             "encrypted_content": "gAAAAB-opaque"},
-            {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-             "content": [{"type": "output_text", "text": "hello", "annotations": []}]},
-            {"type": "function_call", "id": "fc_1", "call_id": "call_9", "name": "add", "arguments": '{"a":1,"b":2}',
-             "status": "completed"},
-        ],
-        "usage": {"input_tokens": 3, "output_tokens": 4, "total_tokens": 7,
-                  "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-                  "output_tokens_details": {"reasoning_tokens": 2}},
-    })
+    resp = Response.model_validate(
+        {
+            "id": "resp_1",
+            "object": "response",
+            "created_at": 1,
+            "model": "gpt-5",
+            "status": "completed",
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "output": [
+                {
+                    "type": "reasoning",
+                    "id": "rs_1",
+                    "summary": [{"type": "summary_text", "text": "thinking it over"}],
+                    "encrypted_content": "gAAAAB-opaque",
+                },
+                {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": "hello", "annotations": []}],
+                },
+                {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "call_id": "call_9",
+                    "name": "add",
+                    "arguments": '{"a":1,"b":2}',
+                    "status": "completed",
+                },
+            ],
+            "usage": {
+                "input_tokens": 3,
+                "output_tokens": 4,
+                "total_tokens": 7,
+                "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 2},
+            },
+        }
+    )
     m = _construct_lc_result_from_responses_api(resp, output_version=output_version).generations[0].message
     assert isinstance(m, AIMessage)
     return m
@@ -116,20 +162,28 @@ def realistic() -> list[BaseMessage]:
     return [
         SystemMessage("You are terse.", id="sys-1"),
         SystemMessage("Prefer metric units.", additional_kwargs={"__openai_role__": "developer"}),
-        HumanMessage(content=[
-            "What's the weather in",
-            {"type": "text", "text": " Paris and Zürich?", "cache_control": {"type": "ephemeral"}},
-            {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"},
-            {"type": "image", "url": "https://example.com/map.png", "extras": {"detail": "high"}},
-            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
-            {"type": "image", "source_type": "url", "url": "https://example.com/v0.png"},
-            {"type": "file", "file_id": "file-abc", "mime_type": "application/pdf"},
-        ], id="h-1", name="alice"),
+        HumanMessage(
+            content=[
+                "What's the weather in",
+                {"type": "text", "text": " Paris and Zürich?", "cache_control": {"type": "ephemeral"}},
+                {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"},
+                {"type": "image", "url": "https://example.com/map.png", "extras": {"detail": "high"}},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+                {"type": "image", "source_type": "url", "url": "https://example.com/v0.png"},
+                {"type": "file", "file_id": "file-abc", "mime_type": "application/pdf"},
+            ],
+            id="h-1",
+            name="alice",
+        ),
         ant,
         ToolMessage("18°C, cloudy", tool_call_id="toolu_01A", name="get_weather", artifact={"raw": {"t": 18}}),
-        ToolMessage(content=[{"type": "text", "text": "radar:"}, {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}],
-                    tool_call_id="toolu_01B", status="error", id="t-2"),
+        ToolMessage(
+            content=[{"type": "text", "text": "radar:"}, {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}],
+            tool_call_id="toolu_01B",
+            status="error",
+            id="t-2",
+        ),
         HumanMessage("and add 1 and 2"),
         chat,
         ToolMessage("3", tool_call_id="call_1"),
@@ -143,8 +197,13 @@ def realistic() -> list[BaseMessage]:
         ToolMessage("", tool_call_id="c-empty"),
         ChatMessage(content="a critic's note", role="user"),
         FunctionMessage(content="legacy result", name="old_fn"),
-        AIMessage(content=[{"type": "non_standard", "value": {"x": 1}}, {"type": "text-plain", "text": "t", "mime_type": "text/plain"},
-                           {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "x"}}]),
+        AIMessage(
+            content=[
+                {"type": "non_standard", "value": {"x": 1}},
+                {"type": "text-plain", "text": "t", "mime_type": "text/plain"},
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "x"}},
+            ]
+        ),
         HumanMessage(""),
     ]
 
@@ -169,8 +228,10 @@ def test_import_mapping():
     assert [p.provider for p in thinking] == ["langchain", "langchain"]
     assert thinking[0].text == "The user wants weather." and thinking[0].signature == "EqQBCkYIBRgCKkD+/=="
     assert thinking[1].redacted is True and thinking[1].data.startswith("EmwK")
-    assert ant.tool_calls == [{"id": "toolu_01A", "name": "get_weather", "arguments": {"city": "Paris"}},
-                              {"id": "toolu_01B", "name": "get_weather", "arguments": {"city": "Zürich"}}]
+    assert ant.tool_calls == [
+        {"id": "toolu_01A", "name": "get_weather", "arguments": {"city": "Paris"}},
+        {"id": "toolu_01B", "name": "get_weather", "arguments": {"city": "Zürich"}},
+    ]
     assert ant.text == "I'll check both cities."  # reasoning is never text
     img = m[2].parts[2]
     assert img.type == "image" and img.source == {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
@@ -187,9 +248,14 @@ def test_import_mapping():
 def test_exact_argument_strings_round_trip():
     # A model's exact bytes: kept where LangChain's OpenAI integration keeps raw calls.
     raw = '{"city":  "Zürich",\n "units":"metric"}'
-    m = Message.assistant(None, tool_calls=[{"id": "call_1", "name": "w", "arguments": raw},
-                                            {"id": "call_2", "name": "w", "arguments": "not json"},
-                                            {"id": "call_3", "name": "w", "arguments": {"k": "é"}}])
+    m = Message.assistant(
+        None,
+        tool_calls=[
+            {"id": "call_1", "name": "w", "arguments": raw},
+            {"id": "call_2", "name": "w", "arguments": "not json"},
+            {"id": "call_3", "name": "w", "arguments": {"k": "é"}},
+        ],
+    )
     ans = [Message.tool("call_1", "a"), Message.tool("call_2", "b"), Message.tool("call_3", "c")]
     ai = formats.to_langchain([m, *ans])[0]
     assert isinstance(ai, AIMessage)
@@ -203,7 +269,9 @@ def test_exact_argument_strings_round_trip():
 def test_pairing_repairs_and_strict():
     msgs = [
         Message.user("hi"),
-        Message.assistant("", tool_calls=[{"id": "a", "name": "f", "arguments": "{}"}, {"id": "b", "name": "g", "arguments": "{}"}]),
+        Message.assistant(
+            "", tool_calls=[{"id": "a", "name": "f", "arguments": "{}"}, {"id": "b", "name": "g", "arguments": "{}"}]
+        ),
         Message.user("interlude"),
         Message.tool("b", "late answer"),
         Message.tool("zzz", "orphan"),
@@ -222,8 +290,16 @@ def test_pairing_repairs_and_strict():
 def test_tool_results_in_user_messages_become_tool_messages():
     msgs = [
         Message.assistant([Part.tool_use("t1", "shot", {"q": 1})]),
-        Message.user([Part.tool_result("t1", [Part.text("here").to_dict(), Part.image({"type": "url", "url": "https://x/y.png"}).to_dict()],
-                                       is_error=True), Part.text("thanks")]),
+        Message.user(
+            [
+                Part.tool_result(
+                    "t1",
+                    [Part.text("here").to_dict(), Part.image({"type": "url", "url": "https://x/y.png"}).to_dict()],
+                    is_error=True,
+                ),
+                Part.text("thanks"),
+            ]
+        ),
     ]
     out = formats.to_langchain(msgs)
     assert isinstance(out[0], AIMessage) and out[0].tool_calls[0]["id"] == "t1" and out[0].content == []
@@ -271,11 +347,21 @@ class Opaque:
     [
         ({"role": "user", "content": "x"}, "messages[1]: expected a LangChain BaseMessage, got dict"),
         (RemoveMessage(id="x"), "messages[1]: unsupported message class RemoveMessage"),
-        (AIMessage.model_construct(content="", tool_calls=[{"name": "f", "args": {}, "id": None, "type": "tool_call"}],
-                                   invalid_tool_calls=[], additional_kwargs={}, response_metadata={}, type="ai"),
-         "messages[1].tool_calls[0]: a tool call needs a string id"),
-        (HumanMessage.model_construct(content=[7], additional_kwargs={}, response_metadata={}, type="human"),
-         "messages[1].content[0]: expected a str or a dict, got int"),
+        (
+            AIMessage.model_construct(
+                content="",
+                tool_calls=[{"name": "f", "args": {}, "id": None, "type": "tool_call"}],
+                invalid_tool_calls=[],
+                additional_kwargs={},
+                response_metadata={},
+                type="ai",
+            ),
+            "messages[1].tool_calls[0]: a tool call needs a string id",
+        ),
+        (
+            HumanMessage.model_construct(content=[7], additional_kwargs={}, response_metadata={}, type="human"),
+            "messages[1].content[0]: expected a str or a dict, got int",
+        ),
         (ChatMessage(content="x", role="critic"), "messages[1].role: ChatMessage role 'critic'"),
         (AIMessage(content="x", additional_kwargs={"parsed": Opaque()}), "messages[1]:"),
     ],
@@ -376,7 +462,9 @@ blocks = st.one_of(
 )
 contents = st.one_of(block_text, st.lists(blocks, max_size=4))
 lc_ids = st.one_of(st.none(), st.text(min_size=1, max_size=10))
-args = st.dictionaries(st.text(max_size=5), st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=5), st.none()), max_size=3)
+args = st.dictionaries(
+    st.text(max_size=5), st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=5), st.none()), max_size=3
+)
 
 
 @st.composite
@@ -388,12 +476,25 @@ def lc_conversations(draw):
     for _ in range(draw(st.integers(1, 4))):
         out.append(HumanMessage(content=draw(contents), id=draw(lc_ids), name=draw(st.one_of(st.none(), st.just("bob")))))
         calls = [{"name": f"t{k}", "args": draw(args), "id": f"c{(n := n + 1)}"} for k in range(draw(st.integers(0, 3)))]
-        out.append(AIMessage(content=draw(contents), tool_calls=calls, id=draw(lc_ids),
-                             response_metadata=draw(st.sampled_from([{}, {"model_provider": "anthropic"}])),
-                             usage_metadata=draw(st.sampled_from([None, {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}]))))
+        out.append(
+            AIMessage(
+                content=draw(contents),
+                tool_calls=calls,
+                id=draw(lc_ids),
+                response_metadata=draw(st.sampled_from([{}, {"model_provider": "anthropic"}])),
+                usage_metadata=draw(st.sampled_from([None, {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}])),
+            )
+        )
         for c in calls:
-            out.append(ToolMessage(content=draw(contents), tool_call_id=c["id"], status=draw(st.sampled_from(["success", "error"])),
-                                   artifact=draw(st.one_of(st.none(), args)), id=draw(lc_ids)))
+            out.append(
+                ToolMessage(
+                    content=draw(contents),
+                    tool_call_id=c["id"],
+                    status=draw(st.sampled_from(["success", "error"])),
+                    artifact=draw(st.one_of(st.none(), args)),
+                    id=draw(lc_ids),
+                )
+            )
     return out
 
 

@@ -10,6 +10,7 @@ import warnings
 
 import pytest
 from _fw_transcripts import sources
+from ctxfold import Context, FormatError, Message, Part, formats
 from hypothesis import HealthCheck, given, settings
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import (
@@ -30,8 +31,6 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
-
-from ctxfold import Context, FormatError, Message, Part, formats
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -103,12 +102,20 @@ def thinking_model(messages: list[ModelMessage], info: AgentInfo) -> ModelRespon
                 ToolCallPart("shot", args={"q": "Zürich"}, tool_call_id="toolu_02"),
                 ToolCallPart("flaky", args="{}", tool_call_id="toolu_03"),
             ],
-            model_name="claude-fake", provider_name="anthropic", provider_response_id="msg_01", finish_reason="tool_call",
+            model_name="claude-fake",
+            provider_name="anthropic",
+            provider_response_id="msg_01",
+            finish_reason="tool_call",
             provider_details={"stop_reason": "tool_use"},
         )
     if n == 1:
-        return ModelResponse(parts=[ThinkingPart(content="", signature="sig-empty-display", provider_name="anthropic"),
-                                    ToolCallPart("flaky", args="{}", tool_call_id="toolu_04")], model_name="claude-fake")
+        return ModelResponse(
+            parts=[
+                ThinkingPart(content="", signature="sig-empty-display", provider_name="anthropic"),
+                ToolCallPart("flaky", args="{}", tool_call_id="toolu_04"),
+            ],
+            model_name="claude-fake",
+        )
     return ModelResponse(parts=[TextPart("All done.")], model_name="claude-fake")
 
 
@@ -131,7 +138,7 @@ def test_function_model_run_with_thinking_retries_and_images():
             raise ModelRetry("try again")
         return "ok"
 
-    r = agent.run_sync([ "Look at this:", ImageUrl("https://example.com/a.png"), BinaryContent(PNG, media_type="image/png")])
+    r = agent.run_sync(["Look at this:", ImageUrl("https://example.com/a.png"), BinaryContent(PNG, media_type="image/png")])
     msgs = r.all_messages()
     kinds = {type(p).__name__ for m in msgs for p in m.parts}
     assert {"ThinkingPart", "ToolReturnPart", "UserPromptPart"} <= kinds
@@ -174,10 +181,17 @@ def test_output_retry_round_trips():
 def test_hand_written_messages_round_trip():
     msgs = [
         ModelRequest(parts=[SystemPromptPart("sys"), UserPromptPart("hi")], instructions="be kind", run_id="r1"),
-        ModelResponse(parts=[ToolCallPart("f", args=None, tool_call_id="c1"), ToolCallPart("g", args={}, tool_call_id="c2")],
-                      model_name="m", provider_name="openai"),
-        ModelRequest(parts=[ToolReturnPart("f", {"nested": [1, {"a": None}]}, tool_call_id="c1", metadata={"k": "v"}),
-                            ToolReturnPart("g", "bad args", tool_call_id="c2", outcome="retried")]),
+        ModelResponse(
+            parts=[ToolCallPart("f", args=None, tool_call_id="c1"), ToolCallPart("g", args={}, tool_call_id="c2")],
+            model_name="m",
+            provider_name="openai",
+        ),
+        ModelRequest(
+            parts=[
+                ToolReturnPart("f", {"nested": [1, {"a": None}]}, tool_call_id="c1", metadata={"k": "v"}),
+                ToolReturnPart("g", "bad args", tool_call_id="c2", outcome="retried"),
+            ]
+        ),
         ModelResponse(parts=[TextPart("")]),
         ModelRequest(parts=[]),
     ]
@@ -191,8 +205,15 @@ def test_legacy_retry_prompt_parts_round_trip():
         msgs = [
             ModelRequest(parts=[UserPromptPart("hi")]),
             ModelResponse(parts=[ToolCallPart("g", args={"x": 1}, tool_call_id="c2")]),
-            ModelRequest(parts=[RetryPromptPart([{"type": "missing", "loc": ("x",), "msg": "Field required", "input": {}}],
-                                                tool_name="g", tool_call_id="c2")]),
+            ModelRequest(
+                parts=[
+                    RetryPromptPart(
+                        [{"type": "missing", "loc": ("x",), "msg": "Field required", "input": {}}],
+                        tool_name="g",
+                        tool_call_id="c2",
+                    )
+                ]
+            ),
             ModelResponse(parts=[TextPart("oops")]),
             ModelRequest(parts=[RetryPromptPart("not that", tool_call_id="out-1")]),
         ]
@@ -206,8 +227,10 @@ def test_foreign_transcript_goes_to_an_agent():
     msgs = [
         Message.system("sys"),
         Message.user([Part.text("see"), Part.image({"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="})]),
-        Message.assistant([Part.thinking("FOREIGN", signature="s", provider="anthropic"), Part.text("calling")],
-                          tool_calls=[{"id": "a", "name": "f", "arguments": '{"x":  1}'}, {"id": "b", "name": "g", "arguments": {}}]),
+        Message.assistant(
+            [Part.thinking("FOREIGN", signature="s", provider="anthropic"), Part.text("calling")],
+            tool_calls=[{"id": "a", "name": "f", "arguments": '{"x":  1}'}, {"id": "b", "name": "g", "arguments": {}}],
+        ),
         Message.tool("a", "done"),
         Message.tool("zzz", "orphan"),
     ]
@@ -235,7 +258,10 @@ def test_foreign_transcript_goes_to_an_agent():
         ({"kind": "request", "parts": []}, "messages[1]: expected a ModelRequest or a ModelResponse, got dict"),
         (ModelResponse(parts=[ToolCallPart("f", args=object(), tool_call_id="c")]), "messages[1].parts[0].args"),
         (ModelRequest(parts=[SystemPromptPart(content=3)]), "messages[1].parts[0].content: expected a str"),  # type: ignore[arg-type]
-        (ModelRequest(parts=[ToolReturnPart("f", object(), tool_call_id="c")]), "messages[1].parts[0].content: not JSON-serializable"),
+        (
+            ModelRequest(parts=[ToolReturnPart("f", object(), tool_call_id="c")]),
+            "messages[1].parts[0].content: not JSON-serializable",
+        ),
     ],
 )
 def test_malformed_input_names_the_place(bad, where):
@@ -264,7 +290,9 @@ def check_pairing(out: list[ModelMessage]) -> None:
         if isinstance(m, ModelResponse):
             pending |= {p.tool_call_id for p in m.parts if isinstance(p, ToolCallPart)}
             continue
-        answered = {p.tool_call_id for p in m.parts if isinstance(p, (ToolReturnPart, RetryPromptPart)) and p.tool_name is not None}
+        answered = {
+            p.tool_call_id for p in m.parts if isinstance(p, (ToolReturnPart, RetryPromptPart)) and p.tool_name is not None
+        }
         assert answered == pending, (answered, pending)
         pending = set()
     assert not pending

@@ -30,9 +30,7 @@ try:
         ToolMessage,
     )
 except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "ctxfold.formats.to_langchain/from_langchain need LangChain: pip install 'ctxfold[langchain]'"
-    ) from e
+    raise ImportError("ctxfold.formats.to_langchain/from_langchain need LangChain: pip install 'ctxfold[langchain]'") from e
 
 from .._core import Message, Part, ToolDefinitionsMessage
 from ..errors import FormatError
@@ -115,7 +113,9 @@ def _message_in(lc: Any, where: str) -> Message:
         kind = "base"
         mapped = _CHAT_ROLES.get(lc.role)
         if mapped is None:
-            raise FormatError(f"{where}.role: ChatMessage role {lc.role!r} has no ctxfold role (system, developer, user, assistant, tool)")
+            raise FormatError(
+                f"{where}.role: ChatMessage role {lc.role!r} has no ctxfold role (system, developer, user, assistant, tool)"
+            )
         role = mapped
         interop["class"] = "ChatMessage"
         interop["role"] = lc.role
@@ -173,7 +173,7 @@ def _calls_in(lc: Any, where: str) -> list[dict[str, Any]]:
         if not isinstance(cid, str):
             raise FormatError(f"{at}: a tool call needs a string id (its answer is matched by it)")
         if not isinstance(name, str):
-            raise FormatError(f"{at}: missing \"name\"")
+            raise FormatError(f'{at}: missing "name"')
         arguments: Any = args
         s = raw.get(cid)
         if s is not None:
@@ -189,12 +189,22 @@ def _calls_in(lc: Any, where: str) -> list[dict[str, Any]]:
         if not isinstance(cid, str):
             raise FormatError(f"{at}: a tool call needs a string id (its answer is matched by it)")
         # name may be None for a call the model garbled; ctxfold needs a string.
-        out.append({"id": cid, "name": name if isinstance(name, str) else "", "arguments": tc.get("args"), "invalid": True,
-                    "error": tc.get("error")} | ({"name_none": True} if name is None else {}))
+        out.append(
+            {
+                "id": cid,
+                "name": name if isinstance(name, str) else "",
+                "arguments": tc.get("args"),
+                "invalid": True,
+                "error": tc.get("error"),
+            }
+            | ({"name_none": True} if name is None else {})
+        )
     return out
 
 
-def _renamed(b: Mapping[str, Any], ty: str, renames: Mapping[str, str], mark: str | None, provider: bool) -> dict[str, Any] | None:
+def _renamed(
+    b: Mapping[str, Any], ty: str, renames: Mapping[str, str], mark: str | None, provider: bool
+) -> dict[str, Any] | None:
     """``b`` with its type (and renamed keys) changed in place; ``None`` when a key it would
     add is already there (such a block is wrapped instead)."""
     p: dict[str, Any] = {}
@@ -419,8 +429,15 @@ def _ai_out(m: Message) -> BaseMessage | None:
         args = c.get("arguments")
         cid, name = c["id"], c.get("name") or ""
         if c.get("invalid") is True and i is not None:
-            invalid.append({"name": None if c.get("name_none") else name, "args": args, "id": cid, "error": c.get("error"),
-                            "type": "invalid_tool_call"})
+            invalid.append(
+                {
+                    "name": None if c.get("name_none") else name,
+                    "args": args,
+                    "id": cid,
+                    "error": c.get("error"),
+                    "type": "invalid_tool_call",
+                }
+            )
             continue
         if args is None:
             args = {}
@@ -439,8 +456,9 @@ def _ai_out(m: Message) -> BaseMessage | None:
             raw.append({"id": cid, "type": "function", "function": {"name": name, "arguments": s}})
         tool_calls.append({"name": name, "args": args, "id": cid, "type": "tool_call"})
     if i is not None:
-        return AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid, name=m.name, id=_id_kw(m, i),
-                         **_extra_of(i))
+        return AIMessage(
+            content=content, tool_calls=tool_calls, invalid_tool_calls=invalid, name=m.name, id=_id_kw(m, i), **_extra_of(i)
+        )
     if (content == "" or content == []) and not tool_calls and not invalid:
         return None  # nothing left to send (foreign reasoning only)
     kw: dict[str, Any] = {"additional_kwargs": {"tool_calls": raw}} if raw else {}
@@ -450,14 +468,23 @@ def _ai_out(m: Message) -> BaseMessage | None:
 def _answer_out(a: Answer) -> ToolMessage:
     m = a.message
     if m is None:
-        return ToolMessage(content=INTERRUPTED, tool_call_id=a.call.id, name=a.call.name or None, status="error",
-                           id=f"ctxfold-interrupted-{a.call.id}")
+        return ToolMessage(
+            content=INTERRUPTED,
+            tool_call_id=a.call.id,
+            name=a.call.name or None,
+            status="error",
+            id=f"ctxfold-interrupted-{a.call.id}",
+        )
     if a.part is not None:  # a tool_result part of a user message
         part = a.part
         c = part.get("content")
         content = _result_content_out(c)
-        return ToolMessage(content=content, tool_call_id=a.call.id, status="error" if part.get("is_error") is True else "success",
-                           id=f"{m.id}-{a.call.id}")
+        return ToolMessage(
+            content=content,
+            tool_call_id=a.call.id,
+            status="error" if part.get("is_error") is True else "success",
+            id=f"{m.id}-{a.call.id}",
+        )
     i = _interop(m)
     content = _content_out(m, i, "tool")
     if i is not None:

@@ -21,12 +21,13 @@ import dataclasses
 import json
 import typing
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 try:
     import pydantic_ai.messages as pm
     from pydantic import TypeAdapter
+    from pydantic_ai.usage import RequestUsage
     from pydantic_core import to_jsonable_python
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -59,7 +60,7 @@ _MAPPED = {
     pm.ModelResponse: ("parts", "timestamp", "kind"),
 }
 _URLS = {"image": pm.ImageUrl, "audio": pm.AudioUrl, "video": pm.VideoUrl, "file": pm.DocumentUrl, "pdf": pm.DocumentUrl}
-_URL_TYPE = {pm.ImageUrl: "image", pm.AudioUrl: "audio", pm.VideoUrl: "video", pm.DocumentUrl: "file"}
+_URL_TYPE: dict[Any, str] = {pm.ImageUrl: "image", pm.AudioUrl: "audio", pm.VideoUrl: "video", pm.DocumentUrl: "file"}
 _REQUEST_PART = TypeAdapter(pm.ModelRequestPart)
 _RESPONSE_PART = TypeAdapter(pm.ModelResponsePart)
 _USER_CONTENT = TypeAdapter(pm.UserContent)
@@ -68,13 +69,13 @@ _USER_CONTENT = TypeAdapter(pm.UserContent)
 # ---- restoring a dataclass field by field ------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fields(cls: type) -> tuple[tuple[str, Any, Any], ...]:
     """(name, default, default_factory) of every field of a dataclass."""
     return tuple((f.name, f.default, f.default_factory) for f in dataclasses.fields(cls))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _adapter(cls: type, name: str) -> TypeAdapter[Any]:
     return TypeAdapter(typing.get_type_hints(cls, include_extras=True)[name])
 
@@ -95,7 +96,8 @@ def _rest(obj: Any, mapped: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     rich = []
     usage: list[str] = []
-    for name, default, factory in _fields(type(obj)):
+    cls: Any = type(obj)
+    for name, default, factory in _fields(cls):
         if name in mapped:
             continue
         v = getattr(obj, name)
@@ -106,7 +108,7 @@ def _rest(obj: Any, mapped: tuple[str, ...]) -> dict[str, Any]:
             continue
         if _is_json(v):
             out[name] = v
-        elif type(v) is pm.RequestUsage:  # the usage of every response: only its non-zero counters
+        elif type(v) is RequestUsage:  # the usage of every response: only its non-zero counters
             out[name] = _rest(v, ())
             usage.append(name)
         else:
@@ -119,7 +121,7 @@ def _rest(obj: Any, mapped: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _restore(cls: type, values: dict[str, Any], stored: dict[str, Any] | None) -> Any:
+def _restore(cls: Any, values: dict[str, Any], stored: dict[str, Any] | None) -> Any:
     """An instance of ``cls`` with ``values`` (its mapped fields), ``stored`` (the rest, as
     :func:`_rest` gave them) and defaults for everything else."""
     obj = cls.__new__(cls)
@@ -134,7 +136,7 @@ def _restore(cls: type, values: dict[str, Any], stored: dict[str, Any] | None) -
             if name in rich:
                 v = _adapter(cls, name).validate_python(v)
             elif name in usage:
-                v = _restore(pm.RequestUsage, {}, v)
+                v = _restore(RequestUsage, {}, v)
             d[name] = v
         elif default is not _MISSING:
             d[name] = default
@@ -216,16 +218,20 @@ def _request_part_in(part: Any, interop: dict[str, Any], where: str) -> Message:
         return Message("user", content, created_at=ts, metadata={"interop": interop})
     if not isinstance(part.tool_call_id, str):
         raise FormatError(f"{where}.tool_call_id: must be a string")
-    return Message("tool", content, tool_call_id=part.tool_call_id, name=part.tool_name, created_at=ts,
-                   metadata={"interop": interop})
+    return Message(
+        "tool", content, tool_call_id=part.tool_call_id, name=part.tool_name, created_at=ts, metadata={"interop": interop}
+    )
 
 
 def _multimodal(content: Any) -> bool:
     media = (pm.BinaryContent, pm.ImageUrl, pm.AudioUrl, pm.VideoUrl, pm.DocumentUrl)
     if isinstance(content, media):
         return True
-    return (isinstance(content, (list, tuple)) and any(isinstance(x, media) for x in content)
-            and all(isinstance(x, (str, *media)) for x in content))
+    return (
+        isinstance(content, (list, tuple))
+        and any(isinstance(x, media) for x in content)
+        and all(isinstance(x, (str, *media)) for x in content)
+    )
 
 
 def _json_text(v: Any, where: str) -> str:
@@ -252,8 +258,10 @@ def _user_content_in(content: Any, where: str) -> Any:
             parts.append({"type": "text", "text": item})
         elif isinstance(item, pm.BinaryContent):
             mt = item.media_type
-            p: dict[str, Any] = {"type": _media_type(mt), "source": {"type": "base64", "media_type": mt,
-                                                                    "data": base64.b64encode(item.data).decode("ascii")}}
+            p: dict[str, Any] = {
+                "type": _media_type(mt),
+                "source": {"type": "base64", "media_type": mt, "data": base64.b64encode(item.data).decode("ascii")},
+            }
             rest = _rest(item, ("data", "media_type"))
             rest["class"] = type(item).__name__
             p[MARK] = rest
@@ -424,16 +432,32 @@ def _request_message_out(m: Message, b: _Builder) -> None:
             b.part(_retry_out(m, i, None, i.get("call_id")), head)
             return
         if i.get("kind") == "feedback" and _FEEDBACK is not None:
-            b.part(_restore(_FEEDBACK, {"content": _json_content(m, i), "timestamp": m.created_at,
-                                        "part_kind": "retry-feedback"}, i.get("part")), head)
+            b.part(
+                _restore(
+                    _FEEDBACK,
+                    {"content": _json_content(m, i), "timestamp": m.created_at, "part_kind": "retry-feedback"},
+                    i.get("part"),
+                ),
+                head,
+            )
             return
         rest = i.get("part")
         if role == "system" or role == "developer":
-            b.part(_restore(pm.SystemPromptPart, {"content": m.text if m.content is not None else "", "timestamp": m.created_at,
-                                                 "part_kind": "system-prompt"}, rest), head)
+            b.part(
+                _restore(
+                    pm.SystemPromptPart,
+                    {"content": m.text if m.content is not None else "", "timestamp": m.created_at, "part_kind": "system-prompt"},
+                    rest,
+                ),
+                head,
+            )
             return
-        b.part(_restore(pm.UserPromptPart, {"content": _user_content_out(m), "timestamp": m.created_at,
-                                           "part_kind": "user-prompt"}, rest), head)
+        b.part(
+            _restore(
+                pm.UserPromptPart, {"content": _user_content_out(m), "timestamp": m.created_at, "part_kind": "user-prompt"}, rest
+            ),
+            head,
+        )
         return
     if role == "system" or role == "developer":
         b.part(pm.SystemPromptPart(content=m.text, timestamp=m.created_at), None)
@@ -513,8 +537,13 @@ def _response_out(m: Message) -> Any:
             if p.get("provider") != FORMAT:
                 continue  # another maker's reasoning (or nobody's): never sent, never as text
             text = p.get("text")
-            parts.append(_restore(pm.ThinkingPart, {"content": text if isinstance(text, str) else "", "part_kind": "thinking"},
-                                  keys_of(p, ("type", "text", "provider"))))
+            parts.append(
+                _restore(
+                    pm.ThinkingPart,
+                    {"content": text if isinstance(text, str) else "", "part_kind": "thinking"},
+                    keys_of(p, ("type", "text", "provider")),
+                )
+            )
         elif t == "tool_use":
             cid = p.get("call_id")
             if not isinstance(cid, str):
@@ -534,8 +563,11 @@ def _response_out(m: Message) -> Any:
     if own:
         assert i is not None
         stored = i.get("response")
-        return _restore(pm.ModelResponse, {"parts": parts, "timestamp": m.created_at, "kind": "response"},
-                        stored if isinstance(stored, dict) else None)
+        return _restore(
+            pm.ModelResponse,
+            {"parts": parts, "timestamp": m.created_at, "kind": "response"},
+            stored if isinstance(stored, dict) else None,
+        )
     if not parts:
         return None  # nothing left to send (another maker's reasoning only)
     return pm.ModelResponse(parts=parts, timestamp=m.created_at)
@@ -548,14 +580,30 @@ def _part_rest(p: Part, mapped: tuple[str, ...]) -> dict[str, Any]:
 def _answer_out(a: Answer, b: _Builder) -> None:
     m = a.message
     if m is None:
-        b.part(pm.ToolReturnPart(tool_name=a.call.name, content=INTERRUPTED, tool_call_id=a.call.id, outcome="interrupted",
-                                 metadata={pm.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True}), None)
+        b.part(
+            pm.ToolReturnPart(
+                tool_name=a.call.name,
+                content=INTERRUPTED,
+                tool_call_id=a.call.id,
+                outcome="interrupted",
+                metadata={pm.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True},
+            ),
+            None,
+        )
         return
     if a.part is not None:  # a tool_result part of a user message
         c = a.part.get("content")
         content: Any = c if isinstance(c, str) else json.dumps(c, ensure_ascii=False, separators=(",", ":"))
-        b.part(pm.ToolReturnPart(tool_name=a.call.name, content=content, tool_call_id=a.call.id, timestamp=m.created_at,
-                                 outcome="failed" if a.part.get("is_error") is True else "success"), None)
+        b.part(
+            pm.ToolReturnPart(
+                tool_name=a.call.name,
+                content=content,
+                tool_call_id=a.call.id,
+                timestamp=m.created_at,
+                outcome="failed" if a.part.get("is_error") is True else "success",
+            ),
+            None,
+        )
         return
     i = _interop(m)
     if i is not None:
@@ -572,8 +620,20 @@ def _answer_out(a: Answer, b: _Builder) -> None:
         if i.get("kind") == "retry":
             b.part(_retry_out(m, i, m.name, m.tool_call_id, content), _head(i, m))
             return
-        b.part(_restore(pm.ToolReturnPart, {"tool_name": m.name or a.call.name, "content": content, "tool_call_id": m.tool_call_id,
-                                           "timestamp": m.created_at, "part_kind": "tool-return"}, i.get("part")), _head(i, m))
+        b.part(
+            _restore(
+                pm.ToolReturnPart,
+                {
+                    "tool_name": m.name or a.call.name,
+                    "content": content,
+                    "tool_call_id": m.tool_call_id,
+                    "timestamp": m.created_at,
+                    "part_kind": "tool-return",
+                },
+                i.get("part"),
+            ),
+            _head(i, m),
+        )
         return
     text = m.content if isinstance(m.content, str) else _tool_content_out(m)
     b.part(pm.ToolReturnPart(tool_name=m.name or a.call.name, content=text, tool_call_id=a.call.id, timestamp=m.created_at), None)
