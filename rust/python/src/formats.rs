@@ -5,11 +5,11 @@ use crate::context::ContextCore;
 use crate::errors::IntoPyResult;
 use crate::message::{message_from_rust, Handle, PyMessage};
 use ctxfold_core::formats::{self, ExportOptions, Format, J};
-use std::collections::HashMap;
 use ctxfold_core::{Error, Message, MessageHandle};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
 
 fn format_err(m: String) -> PyErr {
     crate::errors::to_py(Error::Format(m))

@@ -211,8 +211,18 @@ pub fn block<'a>(
 /// A block type as a constant when it is one the exporters write (shared in Python).
 fn type_name(ty: &str) -> J<'_> {
     const NAMES: [&str; 12] = [
-        "text", "input_text", "output_text", "image", "document", "thinking",
-        "redacted_thinking", "reasoning", "refusal", "tool_result", "tool_use", "file",
+        "text",
+        "input_text",
+        "output_text",
+        "image",
+        "document",
+        "thinking",
+        "redacted_thinking",
+        "reasoning",
+        "refusal",
+        "tool_result",
+        "tool_use",
+        "file",
     ];
     match NAMES.iter().find(|n| **n == ty) {
         Some(n) => J::Lit(n),
