@@ -4,9 +4,9 @@
 
 use crate::anchors::Anchors;
 use crate::event::{Event, EventType};
+use crate::fold::Transcript;
 use crate::message::Message;
 use crate::time::{self, Micros};
-use crate::transcript::Transcript;
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -166,10 +166,6 @@ impl Message {
         }
     }
 
-    pub fn text_message(role: Role, text: &str) -> Message {
-        Message::new(role, Content::Text(text.to_string()))
-    }
-
     /// Check what the constructor cannot express in types.
     pub fn validate(&self) -> Result<()> {
         for (i, call) in self.tool_calls.iter().enumerate() {
@@ -178,16 +174,7 @@ impl Message {
                 other => other,
             })?;
         }
-        if let Content::Parts(parts) = &self.content {
-            for (i, p) in parts.iter().enumerate() {
-                if !matches!(p.get("type"), Some(Value::String(_))) {
-                    return Err(Error::Value(format!(
-                        "content[{i}]: a part needs a string \"type\""
-                    )));
-                }
-            }
-        }
-        Ok(())
+        check_parts(&self.content)
     }
 
     /// Content as parts: a str becomes one text part, `None` none.
@@ -270,115 +257,20 @@ impl Message {
         }
         out
     }
-
-    /// Read what `Message.to_dict()` writes, or any subset of it (`role` required, the rest defaulted).
-    /// Errors are `Value`/`Type` errors; decoders turn them into located `Decode` errors.
-    pub fn from_json(v: &Value) -> Result<Message> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| Error::Type("a message must be an object".into()))?;
-        let role = match obj.get("role") {
-            Some(Value::String(s)) => Role::parse(s)?,
-            Some(_) => return Err(Error::Type("role must be a string".into())),
-            None => return Err(Error::Value("a message needs a role".into())),
-        };
-        let content = content_from_json(obj.get("content").unwrap_or(&Value::Null))
-            .map_err(|e| prefix(e, "content"))?;
-        let mut m = Message::new(role, content);
-        m.name = opt_string(obj.get("name"), "name")?;
-        m.tool_call_id = opt_string(obj.get("tool_call_id"), "tool_call_id")?;
-        match obj.get("tool_calls") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(a)) => {
-                for (i, c) in a.iter().enumerate() {
-                    match c {
-                        Value::Object(o) => m.tool_calls.push(o.clone()),
-                        _ => return Err(Error::Type(format!("tool_calls[{i}] must be an object"))),
-                    }
-                }
-            }
-            Some(_) => return Err(Error::Type("tool_calls must be a list".into())),
-        }
-        match obj.get("metadata") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(o)) => m.metadata = o.clone(),
-            Some(_) => return Err(Error::Type("metadata must be an object".into())),
-        }
-        match obj.get("created_at") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => {
-                m.created_at = time::parse_iso(s).map_err(|e| prefix(e, "created_at"))?
-            }
-            Some(_) => return Err(Error::Type("created_at must be an ISO-8601 string".into())),
-        }
-        match obj.get("id") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => m.id = s.clone(),
-            Some(_) => return Err(Error::Type("id must be a string".into())),
-        }
-        match obj.get("hook_ids") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(a)) => {
-                for h in a {
-                    match h {
-                        Value::String(s) => m.hook_ids.push(s.clone()),
-                        _ => return Err(Error::Type("hook_ids must be strings".into())),
-                    }
-                }
-            }
-            Some(_) => return Err(Error::Type("hook_ids must be a list".into())),
-        }
-        match obj.get("_type") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => m.kind = Kind::from_type_name(s),
-            Some(_) => return Err(Error::Type("_type must be a string".into())),
-        }
-        m.validate()?;
-        Ok(m)
-    }
 }
 
-fn prefix(e: Error, place: &str) -> Error {
-    match e {
-        Error::Value(m) => Error::Value(format!("{place}: {m}")),
-        Error::Type(m) => Error::Type(format!("{place}: {m}")),
-        Error::Decode(m) => Error::Decode(format!("{place}: {m}")),
-        other => other,
-    }
-}
-
-fn opt_string(v: Option<&Value>, what: &str) -> Result<Option<String>> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(Error::Type(format!("{what} must be a string or null"))),
-    }
-}
-
-pub fn content_from_json(v: &Value) -> Result<Content> {
-    match v {
-        Value::Null => Ok(Content::None),
-        Value::String(s) => Ok(Content::Text(s.clone())),
-        Value::Array(a) => {
-            let mut parts = Vec::with_capacity(a.len());
-            for (i, p) in a.iter().enumerate() {
-                match p {
-                    Value::Object(o) if matches!(o.get("type"), Some(Value::String(_))) => {
-                        parts.push(o.clone())
-                    }
-                    _ => {
-                        return Err(Error::Value(format!(
-                            "[{i}] must be a part object with a string \"type\""
-                        )))
-                    }
-                }
+/// Every part of a parts list has a string `type`.
+pub fn check_parts(content: &Content) -> Result<()> {
+    if let Content::Parts(parts) = content {
+        for (i, p) in parts.iter().enumerate() {
+            if !matches!(p.get("type"), Some(Value::String(_))) {
+                return Err(Error::Value(format!(
+                    "content[{i}]: a part needs a string \"type\""
+                )));
             }
-            Ok(Content::Parts(parts))
         }
-        _ => Err(Error::Type(
-            "content must be a string, a list of parts or null".into(),
-        )),
     }
+    Ok(())
 }
 
 pub fn validate_tool_call(call: &Map<String, Value>) -> Result<()> {
@@ -410,111 +302,4 @@ pub fn text_part(t: &str) -> Part {
     p.insert("type".into(), Value::String("text".into()));
     p.insert("text".into(), Value::String(t.into()));
     p
-}
-
-/// Compact JSON as Python's `json.dumps(v, ensure_ascii=False, separators=(",", ":"))`,
-/// floats included (`1e-05`, `1e+16`, `3.0`): counts are of this text, so it must be Python's.
-pub fn compact_json(v: &Value) -> String {
-    use serde::Serialize;
-    let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, PythonFloats);
-    // Writing a `Value` into memory cannot fail.
-    if v.serialize(&mut ser).is_err() {
-        return String::new();
-    }
-    String::from_utf8(out).unwrap_or_default()
-}
-
-/// serde_json's compact output with floats written as Python's `repr` writes them.
-struct PythonFloats;
-
-impl serde_json::ser::Formatter for PythonFloats {
-    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f64) -> std::io::Result<()> {
-        w.write_all(python_float_repr(v).as_bytes())
-    }
-    fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, v: f32) -> std::io::Result<()> {
-        self.write_f64(w, f64::from(v))
-    }
-}
-
-/// Python's `repr(float)`: the shortest digits that round-trip (Rust's `{:e}` gives the same),
-/// positional when the decimal exponent is in [-4, 16), else `d.ddde±XX`; `.0` on integers.
-pub fn python_float_repr(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "NaN".into()
-        } else if x > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let point = exp + 1; // digits are 0.d1d2… × 10^point
-    let body = if !(-4 < point && point <= 16) {
-        let frac = if digits.len() > 1 {
-            format!(".{}", &digits[1..])
-        } else {
-            String::new()
-        };
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}{frac}e{sign}{:02}", &digits[..1], exp.abs())
-    } else if point <= 0 {
-        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-    } else if point as usize >= digits.len() {
-        format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-    } else {
-        let (int, frac) = digits.split_at(point as usize);
-        format!("{int}.{frac}")
-    };
-    if x < 0.0 {
-        format!("-{body}")
-    } else {
-        body
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::python_float_repr;
-
-    #[test]
-    fn floats_print_as_python_repr() {
-        // (value, Python 3.11 repr)
-        let cases = [
-            (1e16, "1e+16"),
-            (1e15, "1000000000000000.0"),
-            (1e-5, "1e-05"),
-            (1e-4, "0.0001"),
-            (0.1, "0.1"),
-            (1.5e-7, "1.5e-07"),
-            (123456789012345678.0, "1.2345678901234568e+17"),
-            (-0.0, "-0.0"),
-            (3.0, "3.0"),
-            (-2.5, "-2.5"),
-            (1e300, "1e+300"),
-            (2.5e-300, "2.5e-300"),
-            (1234567890123456.7, "1234567890123456.8"),
-            (0.30000000000000004, "0.30000000000000004"),
-            (5e-324, "5e-324"),
-            (1.7976931348623157e308, "1.7976931348623157e+308"),
-            (100.0, "100.0"),
-            (12.5, "12.5"),
-            (0.001234, "0.001234"),
-            (9999999999999998.0, "9999999999999998.0"),
-        ];
-        for (v, want) in cases {
-            assert_eq!(python_float_repr(v), want, "{v:e}");
-        }
-    }
 }
