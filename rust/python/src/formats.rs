@@ -223,8 +223,8 @@ impl<'py> Build<'py> {
             .clone()
     }
 
-    fn key(&mut self, k: &std::borrow::Cow<'_, str>) -> Bound<'py, PyString> {
-        if let Some(s) = self.keys.get(k.as_ref()) {
+    fn key(&mut self, k: &str) -> Bound<'py, PyString> {
+        if let Some(s) = self.keys.get(k) {
             return s.clone();
         }
         let s = PyString::intern(self.py, k);
