@@ -16,7 +16,7 @@ from ._core import (
 )
 from ._part import install_text_descriptor as _install_text_descriptor
 from ._values import RunContext, SandboxPolicy, Usage
-from .errors import ConflictError, ContextError, DecodeError, StoreError, UnknownAnchorError
+from .errors import ConflictError, ContextError, DecodeError, FormatError, StoreError, UnknownAnchorError
 from .stores import Store, StoredContext
 
 _install_text_descriptor(Part)
@@ -27,6 +27,7 @@ __all__ = [
     "ContextError",
     "DecodeError",
     "Event",
+    "FormatError",
     "Message",
     "Part",
     "RunContext",

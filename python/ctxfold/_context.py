@@ -278,6 +278,13 @@ class Context:
             return
         self._publish(event)
 
+    def add_response(self, response: Any) -> None:
+        """Append what a provider answered — an OpenAI ``ChatCompletion`` (first choice), an
+        OpenAI ``Response`` (its output items), an Anthropic ``Message``; the SDK object or its
+        dict — and add its usage. Any other shape: ``FormatError``, nothing appended."""
+        messages, usage = _core.format_response(response)
+        self.add_messages(messages)
+        self.add_usage(usage)
     def remove_message(self, index: int) -> None:
         self.remove_message_range(index, index)
 

@@ -10,6 +10,7 @@ pub mod error;
 pub mod event;
 pub mod fold;
 pub mod fork;
+pub mod formats;
 pub mod history;
 pub mod json;
 pub mod log;
