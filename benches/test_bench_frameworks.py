@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import SIZES
+from ctxfold import Message, formats
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from test_bench import filled
-
-from ctxfold import Message, formats
 
 
 def to_langchain_loop(messages):
