@@ -9,11 +9,38 @@ use pyo3::types::{
 };
 use serde_json::{Map, Number, Value};
 
-/// How deep a value given from Python may nest. Files nest it a few levels further, and the
-/// reader refuses documents deeper than 128 levels (serde_json's guard against stack
-/// exhaustion), so anything deeper could be saved but never loaded; it would also recurse here
-/// without bound.
-pub const MAX_DEPTH: usize = 100;
+/// How deep a value given from Python may nest (the core's rule; it also bounds the
+/// recursion here).
+pub use ctxfold_core::json::MAX_DEPTH;
+
+/// An int argument of any size (an index, a count, a budget). Values beyond 64 bits saturate,
+/// so a huge index reads as out of range, as SPEC asks, rather than raising `OverflowError`;
+/// the core judges the value. A bool is not an int here.
+pub struct Int(pub i64);
+
+impl<'py> FromPyObject<'_, 'py> for Int {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Int> {
+        if obj.cast::<PyBool>().is_ok() {
+            return Err(PyTypeError::new_err("expected an int, got a bool"));
+        }
+        let i = obj.cast::<PyInt>().map_err(|_| {
+            PyTypeError::new_err(format!("expected an int, got {}", type_name(&obj)))
+        })?;
+        if let Ok(v) = i.extract::<i64>() {
+            return Ok(Int(v));
+        }
+        let negative = i.lt(0)?;
+        Ok(Int(if negative { i64::MIN } else { i64::MAX }))
+    }
+}
+
+fn type_name(o: &Borrowed<'_, '_, PyAny>) -> String {
+    o.get_type()
+        .name()
+        .map_or_else(|_| "an object".to_string(), |n| n.to_string())
+}
 
 /// A Python value as JSON: dict/list/tuple/str/int/float/bool/None, else `TypeError`; nested
 /// deeper than `MAX_DEPTH` → `ValueError`.
@@ -157,9 +184,12 @@ pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
 /// A datetime as microseconds since the epoch; a naive one is taken as UTC.
 pub fn micros(o: &Bound<'_, PyAny>) -> PyResult<Micros> {
     let py = o.py();
+    if let Ok(s) = o.cast::<PyString>() {
+        return ctxfold_core::time::parse_iso(&string(s)?).map_err(crate::errors::to_py);
+    }
     let dt = o
         .cast::<PyDateTime>()
-        .map_err(|_| PyTypeError::new_err("created_at must be a datetime"))?;
+        .map_err(|_| PyTypeError::new_err("created_at must be a datetime or an ISO 8601 str"))?;
     let dt = if dt.get_tzinfo().is_some() {
         dt.call_method1("astimezone", (PyTzInfo::utc(py)?,))?
             .cast_into::<PyDateTime>()?
