@@ -586,6 +586,8 @@ def _foreign_block(p: Part, role: str) -> Any:
     (another maker's), tool calls (sent as ``tool_calls``), tool results (sent as
     ``ToolMessage``s) and parts LangChain has no block for are left out."""
     t = p.type
+    if t == "thinking":  # LangChain's own reasoning, in a message rebuilt elsewhere; any other: dropped
+        return _native_block(p) if p.get("provider") == FORMAT else None
     if t == "text":
         text = p.get("text")
         if not isinstance(text, str):
