@@ -18,6 +18,13 @@ __all__ = [
     "hook_id",
     "encodings",
     "count_text",
+    "format_export",
+    "format_import",
+    "format_response",
+    "format_tool_list",
+    "EVENT_TYPES",
+    "BOOKKEEPING_EVENT_TYPES",
+    "parse_time",
 ]
 
 __version__: str
@@ -196,12 +203,12 @@ class Event:
     def __ge__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-@final
-EVENT_TYPES: tuple[str, ...]
+EVENT_TYPES: list[str]
 
 def parse_time(text: str) -> datetime: ...
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
+@final
 class ContextCore:
     """The Rust context behind ``ctxfold.Context``: the log, the fold, anchors, windows, codec.
     Not meant to be used directly."""

@@ -18,8 +18,14 @@ use serde_json::{Map, Value};
 
 const F: Format = Format::Anthropic;
 
+/// The keys a text block may have besides its type.
+const TEXT_KEYS: &[&str] = &["text", "cache_control", "citations"];
+
+/// Whitespace-only, counting as whitespace what either Unicode or Python does (Python's
+/// `isspace` adds the separators U+001C..U+001F): when in doubt, the text is not sent alone.
 fn blank(t: &str) -> bool {
-    t.trim().is_empty()
+    t.chars()
+        .all(|c| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
 pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
@@ -138,10 +144,7 @@ fn system_out<'a>(ms: impl Iterator<Item = &'a Message>) -> Option<J<'a>> {
             Content::Parts(parts) => {
                 for p in parts {
                     if part_type(p) == Some("text") && text_of(p).is_some_and(|t| !blank(t)) {
-                        blocks.push(
-                            block(p, "text", &[], &["text", "cache_control", "citations"], own)
-                                .done(),
-                        );
+                        blocks.push(block(p, "text", &[], TEXT_KEYS, own).done());
                     }
                 }
             }
@@ -242,7 +245,7 @@ fn user_block(p: &Part, own: bool) -> Option<J<'_>> {
             if t.is_empty() {
                 return None;
             }
-            Some(block(p, "text", &[], &["text", "cache_control", "citations"], own).done())
+            Some(block(p, "text", &[], TEXT_KEYS, own).done())
         }
         "image" => {
             p.get("source")?.as_object()?;
@@ -325,27 +328,15 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
                     match part_type(p) {
                         Some("thinking") if own_reasoning(p, F) => blocks.push(thinking_out(p)),
                         Some("thinking") => {}
-                        Some("text") => {
-                            if text_of(p).is_some_and(|t| !t.is_empty()) {
-                                blocks.push(
-                                    block(
-                                        p,
-                                        "text",
-                                        &[],
-                                        &["text", "cache_control", "citations"],
-                                        own,
-                                    )
-                                    .done(),
-                                );
+                        Some("text") if text_of(p).is_some_and(|t| !t.is_empty()) => {
+                            blocks.push(block(p, "text", &[], TEXT_KEYS, own).done())
+                        }
+                        Some("tool_use") if p.get("call_id").and_then(Value::as_str).is_some() => {
+                            if let Some(c) = by_part.next() {
+                                blocks.push(tool_use(c, p, own));
                             }
                         }
-                        Some("tool_use") => {
-                            if p.get("call_id").and_then(Value::as_str).is_some() {
-                                if let Some(c) = by_part.next() {
-                                    blocks.push(tool_use(c, p, own));
-                                }
-                            }
-                        }
+                        Some("text" | "tool_use") => {}
                         Some(
                             "tool_result" | "tool" | "image" | "audio" | "video" | "file" | "pdf",
                         ) => {}
