@@ -292,10 +292,7 @@ class Context:
         messages, usage = _core.format_response(response)
         self.add_messages(messages)
         self.add_usage(usage)
-<<<<<<< ours
 
-=======
->>>>>>> theirs
     def remove_message(self, index: int) -> None:
         self.remove_message_range(index, index)
 
