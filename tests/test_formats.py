@@ -517,3 +517,31 @@ def test_add_response_refuses_other_shapes(bad):
 def test_malformed_input_names_the_place(fn, data, where):
     with pytest.raises(FormatError, match=where):
         fn(data)
+
+
+# ---- CLI ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["openai_chat", "openai_responses", "anthropic"])
+def test_cli_convert_to_and_from(tmp_path, fmt, capsys):
+    from ctxfold._cli import main
+
+    ctx = Context(messages=formats.from_anthropic(ANTHROPIC, system="sys"))
+    saved = ctx.save(tmp_path)
+    req_path = tmp_path / f"{fmt}.json"
+    assert main(["convert", "--to", fmt, saved, str(req_path)]) == 0
+    req = json.loads(req_path.read_text())
+    {"openai_chat": check_chat, "openai_responses": check_responses, "anthropic": check_anthropic}[fmt](req)
+    back = tmp_path / "back.json"
+    assert main(["convert", "--from", fmt, str(req_path), str(back)]) == 0
+    again = Context.load(back)
+    redo = {
+        "openai_chat": formats.to_openai_chat,
+        "openai_responses": formats.to_openai_responses,
+        "anthropic": formats.to_anthropic,
+    }[fmt](again)
+    assert redo == req
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"messages": [{"role": "wizard"}]}')
+    assert main(["convert", "--from", fmt, str(bad), str(tmp_path / "x.json")]) == 1
+    assert "ctxfold: error:" in capsys.readouterr().err

@@ -292,7 +292,6 @@ class Context:
         messages, usage = _core.format_response(response)
         self.add_messages(messages)
         self.add_usage(usage)
-
     def remove_message(self, index: int) -> None:
         self.remove_message_range(index, index)
 

@@ -82,7 +82,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         }
                         AnswerSrc::Tool(m) => {
                             let mut o = J::obj()
-                                .put("type", J::Str("tool_result"))
+                                .put("type", J::Lit("tool_result"))
                                 .put("tool_use_id", id);
                             match &m.content {
                                 Content::None => {}
@@ -97,7 +97,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                             o.done()
                         }
                         AnswerSrc::Interrupted => J::obj()
-                            .put("type", J::Str("tool_result"))
+                            .put("type", J::Lit("tool_result"))
                             .put("tool_use_id", id)
                             .put("content", J::Str(interop::INTERRUPTED))
                             .done(),
@@ -107,7 +107,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     Some(i) => out.extend(user(p.msgs[*i], results)),
                     None => out.push(
                         J::obj()
-                            .put("role", J::Str("user"))
+                            .put("role", J::Lit("user"))
                             .put("content", J::Arr(results))
                             .done(),
                     ),
@@ -155,7 +155,7 @@ fn system_out<'a>(ms: impl Iterator<Item = &'a Message>) -> Option<J<'a>> {
 
 fn text_block(t: &str) -> J<'_> {
     J::obj()
-        .put("type", J::Str("text"))
+        .put("type", J::Lit("text"))
         .put("text", J::Str(t))
         .done()
 }
@@ -223,7 +223,7 @@ fn user<'a>(m: &'a Message, first: Vec<J<'a>>) -> Option<J<'a>> {
             J::Arr(b)
         }
     };
-    let o = J::obj().put("role", J::Str("user")).put("content", content);
+    let o = J::obj().put("role", J::Lit("user")).put("content", content);
     Some(finish(o, m, F))
 }
 
@@ -274,7 +274,7 @@ fn result_part<'a>(p: &'a Part, id: J<'a>, own: bool) -> J<'a> {
     let mut o = Obj::default();
     for (k, v) in p {
         match k.as_str() {
-            "type" => o.push("type", J::Str("tool_result")),
+            "type" => o.push("type", J::Lit("tool_result")),
             "call_id" => o.push("tool_use_id", id.clone()),
             "content" => o.push(
                 "content",
@@ -305,7 +305,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
     if let ([m], true) = (ms, calls.is_empty()) {
         if let Content::Text(t) = &m.content {
             let o = J::obj()
-                .put("role", J::Str("assistant"))
+                .put("role", J::Lit("assistant"))
                 .put("content", J::Str(t));
             return Some(finish(o, m, F));
         }
@@ -356,7 +356,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
         return None;
     }
     let o = J::obj()
-        .put("role", J::Str("assistant"))
+        .put("role", J::Lit("assistant"))
         .put("content", J::Arr(blocks));
     Some(if single {
         finish(o, ms[0], F)
@@ -373,7 +373,7 @@ fn thinking_out(p: &Part) -> J<'_> {
     }
     let mut o = block(p, "thinking", &[("text", "thinking")], &[], true);
     if !o.has("thinking") {
-        o.0.insert(1, ("thinking".into(), J::Str("")));
+        o.0.insert(1, ("thinking".into(), J::Lit("")));
     }
     o.done()
 }
@@ -390,7 +390,7 @@ fn tool_use<'a>(c: &Call<'a>, src: &'a Map<String, Value>, own: bool) -> J<'a> {
         _ => J::obj().done(),
     };
     let mut o = J::obj()
-        .put("type", J::Str("tool_use"))
+        .put("type", J::Lit("tool_use"))
         .put("id", J::cow(c.target.clone()))
         .put("name", J::Str(c.name))
         .put("input", input);
