@@ -22,9 +22,9 @@ __all__ = [
     "format_import",
     "format_response",
     "format_tool_list",
+    "parse_time",
     "EVENT_TYPES",
     "BOOKKEEPING_EVENT_TYPES",
-    "parse_time",
 ]
 
 __version__: str
@@ -203,11 +203,10 @@ class Event:
     def __ge__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-EVENT_TYPES: list[str]
-
-def parse_time(text: str) -> datetime: ...
+EVENT_TYPES: tuple[str, ...]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
+def parse_time(text: str) -> datetime: ...
 @final
 class ContextCore:
     """The Rust context behind ``ctxfold.Context``: the log, the fold, anchors, windows, codec.
