@@ -39,7 +39,7 @@ def main() -> int:
     rng = random.Random(1)
     root = Path(__file__).resolve().parent.parent
     corpus = "".join(p.read_text() for p in [root / "README.md", root / "docs" / "format.md",
-                                             root / "rust" / "core" / "src" / "pretokenize.rs"])
+                                             root / "rust" / "core" / "src" / "tokens" / "pretokenize.rs"])
     texts = []
     for _ in range(n):
         s = "".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(1, 60)))
