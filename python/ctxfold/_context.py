@@ -11,7 +11,15 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import _core
-from ._core import ContextCore, Event, Message, SystemPromptMessage, ToolDefinitionsMessage
+from ._core import (
+    BOOKKEEPING_EVENT_TYPES,
+    EVENT_TYPES,
+    ContextCore,
+    Event,
+    Message,
+    SystemPromptMessage,
+    ToolDefinitionsMessage,
+)
 from ._redact import json_clean, redact_deps
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import DecodeError
@@ -20,10 +28,6 @@ __all__ = ["Context"]
 
 logger = logging.getLogger("ctxfold")
 
-SURFACE_TYPES = frozenset({"system_message", "user_message", "assistant_message", "tool_result"})
-BOOKKEEPING_TYPES = frozenset(
-    {"tool_call", "turn_start", "turn_end", "step_start", "step_end", "request_header"}
-)
 _UNSET: Any = object()
 
 
@@ -163,6 +167,14 @@ class Context:
         """Every event, shadowed ones too, oldest first."""
         return self._core.events()
 
+    def messages_at(self, seq: int) -> list[Message]:
+        """The transcript as it was when ``next_seq`` was ``seq`` (no overlay)."""
+        return self._core.messages_at(seq)
+
+    def changed_since(self, seq: int) -> int:
+        """How many leading messages of ``messages_at(seq)`` are still shown unchanged."""
+        return self._core.changed_since(seq)
+
     @property
     def next_seq(self) -> int:
         return self._core.next_seq
@@ -250,14 +262,11 @@ class Context:
         """A bookkeeping event. A surface type is refused and an unknown type dropped, each
         with a warning on the ``ctxfold`` logger: never an exception, never a lost run."""
         name = getattr(type, "value", type)
-        if name == "materialize":
-            logger.warning("ctxfold: log_event refused type 'materialize'; use materialize()")
-            return
-        if name in SURFACE_TYPES:
-            logger.warning("ctxfold: log_event refused surface type %r; use add_message", name)
-            return
-        if name not in BOOKKEEPING_TYPES:
+        if not isinstance(name, str) or name not in EVENT_TYPES:
             logger.warning("ctxfold: log_event dropped unknown event type %r", name)
+            return
+        if name not in BOOKKEEPING_EVENT_TYPES:
+            logger.warning("ctxfold: log_event refused type %r: the context writes it itself", name)
             return
         payload = json_clean(dict(data or {})) if isinstance(data, Mapping) or data is None else None
         if not isinstance(payload, dict):
@@ -270,21 +279,34 @@ class Context:
 
     def replace_message_range(self, first: int, last: int, message: Message) -> None:
         """Non-destructive compaction: ``first..last`` (inclusive) shown as one message."""
-        for v in (first, last):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError("replace indices must be ints")
-        if first < 0 or last < 0:
-            raise ValueError(f"negative index in replace range {first}..{last}")
-        if first > last:
-            raise ValueError(f"replace range {first}..{last} is descending")
         event = self._core.replace_range(first, last, _as_message(message))
         if event is None:
-            logger.warning(
-                "ctxfold: replace range %d..%d is outside the %d-message transcript; nothing replaced",
-                first, last, len(self._core),
-            )
+            self._warn_outside("replace", first, last)
             return
         self._publish(event)
+
+    def remove_message(self, index: int) -> None:
+        self.remove_message_range(index, index)
+
+    def remove_message_range(self, first: int, last: int) -> None:
+        """One ``remove`` event: ``first..last`` (inclusive) leaves the transcript, not the log."""
+        event = self._core.remove_range(first, last)
+        if event is None:
+            self._warn_outside("remove", first, last)
+            return
+        self._publish(event)
+
+    def clear(self) -> None:
+        """Remove the whole transcript (one ``remove`` event; none when already empty)."""
+        event = self._core.clear()
+        if event is not None:
+            self._publish(event)
+
+    def _warn_outside(self, what: str, first: int, last: int) -> None:
+        logger.warning(
+            "ctxfold: %s range %d..%d is outside the %d-message transcript; nothing done",
+            what, first, last, len(self._core),
+        )
 
     def patch_dangling_tool_calls(self) -> None:
         for e in self._core.patch_dangling_tool_calls():

@@ -60,7 +60,12 @@ impl Anchors {
         }
         if index > len {
             return Err(Error::Index(format!(
-                "anchor index {index} is outside [0, {len}]"
+                "anchor index {} is outside [0, {len}]",
+                if index == usize::MAX {
+                    "(too large)".to_string()
+                } else {
+                    index.to_string()
+                }
             )));
         }
         let at = self
@@ -101,6 +106,17 @@ impl Anchors {
                 a.1 -= last - first;
             } else if a.1 > first {
                 a.1 = first + 1;
+            }
+        }
+    }
+
+    /// After `first..=last` was removed: anchors inside move to `first`, later ones back.
+    pub fn remove(&mut self, first: usize, last: usize) {
+        for a in &mut self.list {
+            if a.1 > last {
+                a.1 -= last - first + 1;
+            } else if a.1 > first {
+                a.1 = first;
             }
         }
     }
@@ -164,5 +180,18 @@ mod tests {
         a.collapse(1, 5);
         let idx: Vec<usize> = a.list().iter().map(|x| x.1).collect();
         assert_eq!(idx, vec![1, 2, 2, 4]);
+    }
+
+    #[test]
+    fn remove_moves_inside_to_first_and_after_back() {
+        let mut a = Anchors::from_list(vec![
+            ("a".into(), 1),
+            ("b".into(), 3),
+            ("c".into(), 6),
+            ("d".into(), 8),
+        ]);
+        a.remove(1, 5);
+        let idx: Vec<usize> = a.list().iter().map(|x| x.1).collect();
+        assert_eq!(idx, vec![1, 1, 1, 3]);
     }
 }

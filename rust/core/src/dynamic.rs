@@ -5,6 +5,7 @@
 use crate::context::{Context, MessageHandle};
 use crate::error::{Error, Result};
 use crate::message::{part_type, text_part, Content, Kind, Message, Part, Role};
+use indexmap::IndexMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -94,7 +95,7 @@ impl<H: MessageHandle> Context<H> {
         }
         let mut data = Map::new();
         data.insert("bindings".into(), Value::Object(bound));
-        let seq = self.push_materialize(data).seq;
+        let seq = self.push_materialize(data)?.seq;
         self.forget_derived();
         Ok(Some(seq))
     }
@@ -105,8 +106,12 @@ impl<H: MessageHandle> Context<H> {
         self.transcript.forget_sums();
     }
 
-    fn bound_text(&self, hook: &str) -> Option<&str> {
-        self.bindings
+    fn bound_text<'a>(
+        &'a self,
+        bindings: &IndexMap<String, String>,
+        hook: &str,
+    ) -> Option<&'a str> {
+        bindings
             .get(hook)
             .and_then(|h| self.content_map.get(h))
             .map(String::as_str)
@@ -132,9 +137,19 @@ impl<H: MessageHandle> Context<H> {
 
     /// `None` when nothing bound changes the message.
     fn resolve(&self, m: &Message) -> Option<Message> {
+        self.resolve_with(&self.bindings, m)
+    }
+
+    /// The message resolved with `bindings` (hook id → content hash); `None` when nothing
+    /// bound changes it.
+    pub(crate) fn resolve_with(
+        &self,
+        bindings: &IndexMap<String, String>,
+        m: &Message,
+    ) -> Option<Message> {
         if m.kind == Kind::ToolDefinitions {
-            let list = parse_tool_list(self.bound_text(&hook_id(TOOL_LIST))?).ok()?;
-            let filter = match self.bound_text(&hook_id(TOOL_FILTER)) {
+            let list = parse_tool_list(self.bound_text(bindings, &hook_id(TOOL_LIST))?).ok()?;
+            let filter = match self.bound_text(bindings, &hook_id(TOOL_FILTER)) {
                 Some(t) => parse_tool_filter(t).ok()?,
                 None => Vec::new(),
             };
@@ -152,7 +167,7 @@ impl<H: MessageHandle> Context<H> {
         let hooks: Vec<&str> = m
             .hook_ids
             .iter()
-            .filter_map(|h| self.bound_text(h))
+            .filter_map(|h| self.bound_text(bindings, h))
             .collect();
         if hooks.is_empty() {
             return None;

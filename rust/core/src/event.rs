@@ -18,9 +18,10 @@ pub enum EventType {
     StepEnd,
     RequestHeader,
     Materialize,
+    Remove,
 }
 
-pub const EVENT_TYPES: [EventType; 11] = [
+pub const EVENT_TYPES: [EventType; 12] = [
     EventType::SystemMessage,
     EventType::UserMessage,
     EventType::AssistantMessage,
@@ -32,6 +33,7 @@ pub const EVENT_TYPES: [EventType; 11] = [
     EventType::StepEnd,
     EventType::RequestHeader,
     EventType::Materialize,
+    EventType::Remove,
 ];
 
 impl EventType {
@@ -48,6 +50,7 @@ impl EventType {
             EventType::StepEnd => "step_end",
             EventType::RequestHeader => "request_header",
             EventType::Materialize => "materialize",
+            EventType::Remove => "remove",
         }
     }
 
@@ -65,9 +68,9 @@ impl EventType {
         )
     }
 
-    /// Types a caller may write with `log_event`.
+    /// Types a caller may write with `log_event`: not the ones the context writes itself.
     pub fn is_bookkeeping(self) -> bool {
-        !self.is_surface() && self != EventType::Materialize
+        !self.is_surface() && !matches!(self, EventType::Materialize | EventType::Remove)
     }
 
     pub fn for_role(role: Role) -> EventType {
@@ -80,11 +83,31 @@ impl EventType {
     }
 }
 
-/// Where a surface event puts its message in the transcript (positions at the time).
+/// What an event does to the transcript (positions at the time): a surface event inserts its
+/// message or replaces an inclusive range with it; a `remove` event deletes a range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
     Insert(usize),
     Replace(usize, usize),
+    Remove(usize, usize),
+}
+
+impl Op {
+    /// The first position the op touches: every position before it is left as it was.
+    pub fn first(self) -> usize {
+        match self {
+            Op::Insert(p) | Op::Replace(p, _) | Op::Remove(p, _) => p,
+        }
+    }
+
+    /// How the transcript's length changes.
+    pub fn growth(self) -> isize {
+        match self {
+            Op::Insert(_) => 1,
+            Op::Replace(a, b) => -((b - a) as isize),
+            Op::Remove(a, b) => -((b - a + 1) as isize),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -94,8 +117,10 @@ pub struct Event<H> {
     pub time: Micros,
     /// Bookkeeping payload, or for a surface event its extra keys (`source`).
     pub data: EventData,
-    /// The message and where it goes, for surface events only.
-    pub surface: Option<(Op, H)>,
+    /// What the event does to the transcript: surface and `remove` events only.
+    pub op: Option<Op>,
+    /// The message of a surface event (`op` is then an insert or a replace).
+    pub message: Option<H>,
 }
 
 /// An event's own `data` keys. Most surface events have none, so an empty payload takes one
@@ -115,10 +140,6 @@ impl EventData {
 
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.as_ref().and_then(|m| m.get(key))
-    }
-
-    pub fn to_map(&self) -> Map<String, Value> {
-        self.0.as_deref().cloned().unwrap_or_default()
     }
 }
 

@@ -2,6 +2,7 @@
 //! handles), with a fresh log, the anchor layout kept, and lineage recorded.
 
 use crate::context::{Context, MessageHandle, Seed};
+use crate::error::{Error, Result};
 use crate::message::{part_type, Content, Kind};
 use crate::time;
 
@@ -130,11 +131,13 @@ impl<H: MessageHandle> Context<H> {
     }
 
     /// The last `count` non-special messages; `None` when that is all of them.
-    pub fn rolling_sequence_window(&mut self, count: usize) -> Option<Context<H>> {
+    pub fn rolling_sequence_window(&mut self, count: i64) -> Result<Option<Context<H>>> {
+        let count = usize::try_from(count)
+            .map_err(|_| Error::Value(format!("count must be non-negative, got {count}")))?;
         let (sp, td) = self.special_positions();
         let specials = [sp, td].iter().flatten().count();
         if count >= self.len() - specials {
-            return None;
+            return Ok(None);
         }
         let mut kept: Vec<usize> = (0..self.len())
             .rev()
@@ -143,7 +146,7 @@ impl<H: MessageHandle> Context<H> {
             .collect();
         kept.reverse();
         self.drop_leading_tool_results(&mut kept);
-        Some(self.fork(&kept, None, None))
+        Ok(Some(self.fork(&kept, None, None)))
     }
 
     /// Every `thinking` part removed; a message left with no parts and no tool calls is skipped.

@@ -10,6 +10,8 @@ pub mod error;
 pub mod event;
 pub mod fenwick;
 pub mod fork;
+pub mod history;
+pub mod log;
 pub mod message;
 pub mod pretokenize;
 pub mod time;

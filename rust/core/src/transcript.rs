@@ -143,6 +143,33 @@ impl Transcript {
         self.reshaped();
     }
 
+    /// Remove positions `first..=last`. Chunks wholly inside the range are dropped as blocks,
+    /// and a chunk left empty goes too (`locate` expects none).
+    pub fn remove(&mut self, first: usize, last: usize) {
+        debug_assert!(first <= last && last < self.len);
+        let (c1, o1) = self.locate(first);
+        let (c2, o2) = self.locate(last);
+        self.len -= last - first + 1;
+        if c1 == c2 {
+            self.chunks[c1].seqs.drain(o1..=o2);
+            if self.chunks[c1].seqs.is_empty() {
+                self.chunks.remove(c1);
+                self.reshaped();
+            } else {
+                self.lengths.add(c1, ((o2 - o1 + 1) as u64).wrapping_neg());
+                self.touched(c1);
+            }
+            return;
+        }
+        self.chunks[c1].seqs.truncate(o1);
+        self.chunks[c1].sums = [None; ENCODINGS.len()];
+        self.chunks[c2].seqs.drain(..=o2);
+        self.chunks[c2].sums = [None; ENCODINGS.len()];
+        self.chunks.drain(c1 + 1..c2);
+        self.chunks.retain(|c| !c.seqs.is_empty());
+        self.reshaped();
+    }
+
     /// A transcript holding `seqs` in order, built in one pass.
     pub fn from_seqs(seqs: &[u32]) -> Transcript {
         let mut t = Transcript {
@@ -285,7 +312,12 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let r = (x >> 33) as usize;
-            if model.is_empty() || !r.is_multiple_of(5) {
+            if !model.is_empty() && r.is_multiple_of(11) {
+                let a = r % model.len();
+                let b = a + (r / 13) % (model.len() - a).min(1500);
+                t.remove(a, b);
+                model.drain(a..=b);
+            } else if model.is_empty() || !r.is_multiple_of(5) {
                 let i = if r.is_multiple_of(3) {
                     model.len()
                 } else {
@@ -333,5 +365,21 @@ mod tests {
         check(&t, &[9999]);
         t.insert(0, 1);
         check(&t, &[1, 9999]);
+    }
+
+    #[test]
+    fn remove_everything_then_grow_again() {
+        let mut t = Transcript::default();
+        for i in 0..3000 {
+            t.insert(i, i as u32);
+        }
+        t.remove(0, 2999);
+        check(&t, &[]);
+        t.insert(0, 7);
+        t.insert(1, 8);
+        check(&t, &[7, 8]);
+        t.remove(0, 0);
+        t.remove(0, 0);
+        check(&t, &[]);
     }
 }

@@ -15,7 +15,7 @@ fn texts(ctx: &mut Ctx) -> Vec<String> {
 }
 
 fn anchors(ctx: &Ctx) -> Vec<(String, usize)> {
-    ctx.anchors.list().to_vec()
+    ctx.anchors().list().to_vec()
 }
 
 fn a(list: &[(&str, usize)]) -> Vec<(String, usize)> {
@@ -60,14 +60,13 @@ fn a_new_anchor_in_the_middle_takes_inserts_there() {
         ctx.append(msg(Role::User, &format!("m{i}")), "messages", None)
             .unwrap();
     }
-    let len = ctx.len();
-    ctx.anchors.add("pin", 3, len, true).unwrap();
+    ctx.add_anchor("pin", 3, true).unwrap();
     assert!(
-        ctx.anchors.add("pin", 2, len, true).is_err(),
+        ctx.add_anchor("pin", 2, true).is_err(),
         "duplicate names are refused"
     );
     assert!(
-        ctx.anchors.add("far", 99, len, true).is_err(),
+        ctx.add_anchor("far", 99, true).is_err(),
         "an index past the end is refused"
     );
     ctx.append(msg(Role::User, "pinned"), "pin", None).unwrap();
@@ -94,8 +93,7 @@ fn replacing_a_range_shadows_it_without_losing_anything() {
         ctx.append(msg(Role::User, &format!("m{i}")), "messages", None)
             .unwrap();
     }
-    let len = ctx.len();
-    ctx.anchors.add("mid", 1500, len, true).unwrap();
+    ctx.add_anchor("mid", 1500, true).unwrap();
     let first_time = ctx.raw_at(10).unwrap().created_at;
     ctx.replace_range(10, 1700, msg(Role::System, "summary"))
         .unwrap()
@@ -122,7 +120,7 @@ fn replacing_a_range_shadows_it_without_losing_anything() {
 
     // A range covering the earlier replacement and ending at the last message.
     let last = ctx.len() - 1;
-    ctx.replace_range(5, last, msg(Role::System, "all of it"))
+    ctx.replace_range(5, last as i64, msg(Role::System, "all of it"))
         .unwrap()
         .unwrap();
     assert_eq!(texts(&mut ctx), ["m0", "m1", "m2", "m3", "m4", "all of it"]);

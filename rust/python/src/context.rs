@@ -1,7 +1,7 @@
 //! `Event` and `ContextCore`: the log, fold, anchors, tokens, windows and codec of one
 //! context, behind one mutex. The Python `Context` adds the runtime fields around it.
 
-use crate::convert::{self, datetime, map_to_py, micros, to_map};
+use crate::convert::{self, datetime, map_to_py, micros, to_map, Int};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
 use ctxfold_core::codec::write::{DataOut, Shape};
@@ -54,11 +54,7 @@ impl PyEvent {
     /// The message of a surface event, else `None`.
     #[getter]
     fn message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
-        self.event
-            .surface
-            .as_ref()
-            .map(|(_, h)| h.to_py(py))
-            .transpose()
+        self.event.message.as_ref().map(|h| h.to_py(py)).transpose()
     }
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
         let eq = other.cast::<PyEvent>().ok().map(|o| {
@@ -98,27 +94,26 @@ impl ContextCore {
         }
     }
 
-    /// The shown messages that pass `keep`, as a list of their Python objects.
+    /// The shown messages that pass `keep`, as a list of their Python objects. The handles
+    /// are collected under the lock and made Python objects after it is released: creating
+    /// objects can run the cyclic GC, and a finalizer that touches this context would then
+    /// wait forever on a lock its own thread holds.
     fn shown_where<'py>(
         &self,
         py: Python<'py>,
         keep: impl Fn(&Message) -> bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut c = self.lock(py);
-        let mut items: Vec<Py<PyMessage>> = Vec::with_capacity(c.shown_len());
-        let mut err = None;
-        c.visit_messages(|h| {
-            if keep(h.message()) {
-                match h.to_py(py) {
-                    Ok(p) => items.push(p),
-                    Err(e) => err = Some(e),
+        let handles = {
+            let mut c = self.lock(py);
+            let mut hs: Vec<Handle> = Vec::with_capacity(c.shown_len());
+            c.visit_messages(|h| {
+                if keep(h.message()) {
+                    hs.push(h.clone());
                 }
-            }
-        });
-        match err {
-            Some(e) => Err(e),
-            None => PyList::new(py, items),
-        }
+            });
+            hs
+        };
+        handles_to_list(py, &handles)
     }
 
     /// Take the lock without ever waiting for it while attached: a thread that holds the lock
@@ -189,14 +184,15 @@ impl ContextCore {
 
     /// Take over another core's content map and bindings, and name it as origin.
     fn inherit(&self, py: Python<'_>, parent: &ContextCore) {
-        let (id, map, bindings) = {
+        // Copy out of the parent first: the two locks are never held together.
+        let snapshot = {
             let p = parent.lock(py);
-            (p.id.clone(), p.content_map.clone(), p.bindings.clone())
+            let mut s = Context::new(p.id.clone(), p.created_at);
+            s.inherit(&p);
+            s
         };
         let mut c = self.lock(py);
-        c.origin_context_id = Some(id);
-        c.content_map = map;
-        c.bindings = bindings;
+        c.inherit(&snapshot);
     }
 
     /// Insert at an anchor. Returns the event, only when asked for (someone listens: building
@@ -240,7 +236,7 @@ impl ContextCore {
             .rev()
             .find_map(|h| h.message().needs_response_after());
         let mut c = self.lock(py);
-        c.anchors.position(anchor_point).py()?;
+        c.anchors().position(anchor_point).py()?;
         let mut events = Vec::with_capacity(if want_events { hs.len() } else { 0 });
         for h in hs {
             let e = c.append(h, anchor_point, None).py()?;
@@ -256,18 +252,11 @@ impl ContextCore {
         &self,
         py: Python<'_>,
         name: &str,
-        msg_index: i64,
+        msg_index: Int,
         after_existing: bool,
     ) -> PyResult<()> {
-        let mut c = self.lock(py);
-        let len = c.len();
-        if msg_index < 0 {
-            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                "anchor index {msg_index} is outside [0, {len}]"
-            )));
-        }
-        c.anchors
-            .add(name, msg_index as usize, len, after_existing)
+        self.lock(py)
+            .add_anchor(name, msg_index.0, after_existing)
             .py()
     }
 
@@ -275,20 +264,40 @@ impl ContextCore {
     fn replace_range(
         &self,
         py: Python<'_>,
-        first: i64,
-        last: i64,
+        first: Int,
+        last: Int,
         message: &Bound<'_, PyMessage>,
     ) -> PyResult<Option<PyEvent>> {
-        if first < 0 || last < 0 {
-            return Err(PyValueError::new_err(format!(
-                "negative index in replace range {first}..{last}"
-            )));
-        }
         let h = Handle::from_py(message);
         let mut c = self.lock(py);
-        c.replace_range(first as usize, last as usize, h)
+        c.replace_range(first.0, last.0, h)
             .map(|e| e.map(PyEvent::of))
             .py()
+    }
+
+    /// `None` when the range is outside the transcript.
+    fn remove_range(&self, py: Python<'_>, first: Int, last: Int) -> PyResult<Option<PyEvent>> {
+        let mut c = self.lock(py);
+        c.remove_range(first.0, last.0)
+            .map(|e| e.map(PyEvent::of))
+            .py()
+    }
+
+    fn clear(&self, py: Python<'_>) -> PyResult<Option<PyEvent>> {
+        self.lock(py).clear().map(|e| e.map(PyEvent::of)).py()
+    }
+
+    fn messages_at<'py>(&self, py: Python<'py>, seq: Int) -> PyResult<Bound<'py, PyList>> {
+        let hs = {
+            let mut g = self.lock(py);
+            let c: &mut Core = &mut g;
+            py.detach(|| c.messages_at(seq.0)).py()?
+        };
+        handles_to_list(py, &hs)
+    }
+
+    fn changed_since(&self, py: Python<'_>, seq: Int) -> PyResult<usize> {
+        self.lock(py).changed_since(seq.0).py()
     }
 
     fn log_event(&self, py: Python<'_>, kind: &str, data: &Bound<'_, PyDict>) -> PyResult<PyEvent> {
@@ -362,7 +371,7 @@ impl ContextCore {
     }
     #[getter]
     fn anchor_points<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-        let list = self.lock(py).anchors.list().to_vec();
+        let list = self.lock(py).anchors().list().to_vec();
         list.iter()
             .map(|(n, i)| {
                 PyTuple::new(
@@ -377,7 +386,7 @@ impl ContextCore {
     }
     #[getter]
     fn content_map<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let map = self.lock(py).content_map.clone();
+        let map = self.lock(py).content_map().clone();
         let d = PyDict::new(py);
         for (k, v) in map {
             d.set_item(k, v)?;
@@ -428,37 +437,31 @@ impl ContextCore {
         py: Python<'_>,
         system_prompt_message: Option<&Bound<'_, PyMessage>>,
         tool_definitions_message: Option<&Bound<'_, PyMessage>>,
-        start: Option<i64>,
-        end: Option<i64>,
+        start: Option<Int>,
+        end: Option<Int>,
     ) -> ContextCore {
         let (sp, td) = (
             opt_handle(system_prompt_message),
             opt_handle(tool_definitions_message),
         );
+        let (start, end) = (start.map(|i| i.0), end.map(|i| i.0));
         ContextCore::wrap(self.lock(py).fork_insert_sequence(sp, td, start, end))
     }
 
-    fn rolling_sequence_window(&self, py: Python<'_>, count: i64) -> PyResult<Option<ContextCore>> {
-        if count < 0 {
-            return Err(PyValueError::new_err(format!(
-                "count must be non-negative, got {count}"
-            )));
-        }
-        Ok(self
-            .lock(py)
-            .rolling_sequence_window(count as usize)
-            .map(ContextCore::wrap))
+    fn rolling_sequence_window(&self, py: Python<'_>, count: Int) -> PyResult<Option<ContextCore>> {
+        let child = self.lock(py).rolling_sequence_window(count.0).py()?;
+        Ok(child.map(ContextCore::wrap))
     }
 
     #[pyo3(signature = (max_tokens, encoding="cl100k_base"))]
     fn rolling_token_window(
         &self,
         py: Python<'_>,
-        max_tokens: i64,
+        max_tokens: Int,
         encoding: &str,
     ) -> PyResult<Option<ContextCore>> {
         let e = enc(encoding)?;
-        let budget = max_tokens.max(0) as u64;
+        let budget = max_tokens.0.max(0) as u64;
         let mut g = self.lock(py);
         let c: &mut Core = &mut g;
         let child = py.detach(|| c.rolling_token_window(budget, e)).py()?;

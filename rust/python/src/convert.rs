@@ -15,6 +15,35 @@ use serde_json::{Map, Number, Value};
 /// without bound.
 pub const MAX_DEPTH: usize = 100;
 
+/// An int argument of any size (an index, a count, a budget). Values beyond 64 bits saturate,
+/// so a huge index reads as out of range, as SPEC asks, rather than raising `OverflowError`;
+/// the core judges the value. A bool is not an int here.
+pub struct Int(pub i64);
+
+impl<'py> FromPyObject<'_, 'py> for Int {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Int> {
+        if obj.cast::<PyBool>().is_ok() {
+            return Err(PyTypeError::new_err("expected an int, got a bool"));
+        }
+        let i = obj.cast::<PyInt>().map_err(|_| {
+            PyTypeError::new_err(format!("expected an int, got {}", type_name(&obj)))
+        })?;
+        if let Ok(v) = i.extract::<i64>() {
+            return Ok(Int(v));
+        }
+        let negative = i.lt(0)?;
+        Ok(Int(if negative { i64::MIN } else { i64::MAX }))
+    }
+}
+
+fn type_name(o: &Borrowed<'_, '_, PyAny>) -> String {
+    o.get_type()
+        .name()
+        .map_or_else(|_| "an object".to_string(), |n| n.to_string())
+}
+
 /// A Python value as JSON: dict/list/tuple/str/int/float/bool/None, else `TypeError`; nested
 /// deeper than `MAX_DEPTH` → `ValueError`.
 pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {

@@ -53,6 +53,18 @@ fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The event type names live in the core; the facade reads them from here.
+    let types = ctxfold_core::event::EVENT_TYPES;
+    m.add("EVENT_TYPES", types.map(|t| t.name()))?;
+    let bookkeeping: Vec<&str> = types
+        .iter()
+        .filter(|t| t.is_bookkeeping())
+        .map(|t| t.name())
+        .collect();
+    m.add(
+        "BOOKKEEPING_EVENT_TYPES",
+        pyo3::types::PyFrozenSet::new(m.py(), bookkeeping)?,
+    )?;
     m.add_class::<message::PyMessage>()?;
     m.add_class::<message::PySystemPromptMessage>()?;
     m.add_class::<message::PyToolDefinitionsMessage>()?;

@@ -116,7 +116,8 @@ struct Checked {
     kind: EventType,
     time: time::Micros,
     data: Map<String, Value>,
-    surface: Option<(Op, Message)>,
+    op: Option<Op>,
+    message: Option<Message>,
 }
 
 /// Deserialize a whole JSON text; a data error says where by its path under `place`, a
@@ -168,7 +169,7 @@ fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
         .map(|(i, e)| check_event(i, e).map_err(|err| err.at(&format!("events[{i}]"))))
         .collect();
     for (i, c) in checked.into_iter().enumerate() {
-        replay(&mut ctx, i, c?).map_err(|err| err.at(&format!("events[{i}]")))?;
+        replay(&mut ctx, c?).map_err(|err| err.at(&format!("events[{i}]")))?;
     }
     let len = ctx.len();
     ctx.anchors = legacy::anchors_or_default(top.fields.get("anchors"), "anchors", len)?;
@@ -187,7 +188,7 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         .ok_or_else(|| Error::Decode(format!("type: unknown event type {:?}", e.kind)))?;
     let time = time::parse_iso(&e.time).map_err(|err| err.at("time"))?;
     let raw = e.data.map_or("{}", RawValue::get);
-    if !kind.is_surface() {
+    if !kind.is_surface() && kind != EventType::Remove {
         let data: Option<Map<String, Value>> = located(raw, "data")?;
         let data = data.unwrap_or_default();
         if kind == EventType::Materialize {
@@ -200,7 +201,8 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
             kind,
             time,
             data,
-            surface: None,
+            op: None,
+            message: None,
         });
     }
     let SurfaceIn {
@@ -211,13 +213,31 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         message,
         rest,
     } = located(raw, "data")?;
-    let op = match op.as_deref() {
-        Some("insert") => Op::Insert(index(position, "position")?),
-        Some("replace") => {
-            let (a, b) = (index(first, "first")?, index(last, "last")?);
-            if a > b {
-                return decode(format!("data: replace range {a}..{b} is descending"));
+    let range = || -> Result<(usize, usize)> {
+        let (a, b) = (index(first, "first")?, index(last, "last")?);
+        if a > b {
+            return decode(format!("data: range {a}..{b} is descending"));
+        }
+        Ok((a, b))
+    };
+    let op = match (kind, op.as_deref()) {
+        (EventType::Remove, Some("remove")) => {
+            let (a, b) = range()?;
+            if message.is_some() {
+                return decode("data.message: a remove event carries no message");
             }
+            return Ok(Checked {
+                kind,
+                time,
+                data: rest,
+                op: Some(Op::Remove(a, b)),
+                message: None,
+            });
+        }
+        (EventType::Remove, _) => return decode("data.op: must be \"remove\""),
+        (_, Some("insert")) => Op::Insert(index(position, "position")?),
+        (_, Some("replace")) => {
+            let (a, b) = range()?;
             Op::Replace(a, b)
         }
         _ => return decode("data.op: must be \"insert\" or \"replace\""),
@@ -244,7 +264,8 @@ fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         kind,
         time,
         data: rest,
-        surface: Some((op, msg)),
+        op: Some(op),
+        message: Some(msg),
     })
 }
 
@@ -253,34 +274,14 @@ fn index(v: Option<u64>, key: &str) -> Result<usize> {
         .ok_or_else(|| Error::Decode(format!("data.{key}: must be a non-negative integer")))
 }
 
-fn replay<H: MessageHandle>(ctx: &mut Context<H>, i: usize, c: Checked) -> Result<()> {
-    let seq = i as u32;
-    let surface = match c.surface {
-        None => None,
-        Some((op, msg)) => {
-            let len = ctx.len();
-            match op {
-                Op::Insert(p) if p <= len => ctx.transcript.insert(p, seq),
-                Op::Replace(a, b) if b < len => ctx.transcript.replace(a, b, seq),
-                Op::Insert(p) => {
-                    return decode(format!(
-                        "data.position: {p} is outside the {len}-message transcript"
-                    ))
-                }
-                Op::Replace(a, b) => {
-                    return decode(format!(
-                        "data: replace range {a}..{b} does not fit the {len}-message transcript"
-                    ))
-                }
-            }
-            Some((op, H::wrap(msg)))
-        }
-    };
-    ctx.push(c.kind, c.time, c.data, surface);
+fn replay<H: MessageHandle>(ctx: &mut Context<H>, c: Checked) -> Result<()> {
+    let message = c.message.map(H::wrap);
+    ctx.apply(c.kind, c.time, c.data, c.op, message)
+        .map_err(crate::log::replay_error)?;
     Ok(())
 }
 
-/// A surface event's data: where the message goes, the message, and the other keys.
+/// A surface or `remove` event's data: what it does, the message, and the other keys.
 struct SurfaceIn<'a> {
     op: Option<Cow<'a, str>>,
     position: Option<u64>,

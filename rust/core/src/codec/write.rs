@@ -80,25 +80,31 @@ impl Serialize for MessageOut<'_> {
     }
 }
 
-/// An event's `data`: where a surface event puts its message, the message, then the rest.
+/// An event's `data`: what it does to the transcript, its message, then the rest.
 pub struct DataOut<'a, H>(pub &'a Event<H>, pub Shape);
 
 impl<H: MessageHandle> Serialize for DataOut<'_, H> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.0;
         let mut o = s.serialize_map(None)?;
-        if let Some((op, h)) = &e.surface {
-            match *op {
-                Op::Insert(p) => {
-                    o.serialize_entry("op", "insert")?;
-                    o.serialize_entry("position", &p)?;
-                }
-                Op::Replace(a, b) => {
-                    o.serialize_entry("op", "replace")?;
-                    o.serialize_entry("first", &a)?;
-                    o.serialize_entry("last", &b)?;
-                }
+        match e.op {
+            Some(Op::Insert(p)) => {
+                o.serialize_entry("op", "insert")?;
+                o.serialize_entry("position", &p)?;
             }
+            Some(Op::Replace(a, b)) | Some(Op::Remove(a, b)) => {
+                let name = if matches!(e.op, Some(Op::Remove(..))) {
+                    "remove"
+                } else {
+                    "replace"
+                };
+                o.serialize_entry("op", name)?;
+                o.serialize_entry("first", &a)?;
+                o.serialize_entry("last", &b)?;
+            }
+            None => {}
+        }
+        if let Some(h) = &e.message {
             o.serialize_entry("message", &MessageOut(h.message(), self.1))?;
         }
         for (k, v) in e.data.iter() {
