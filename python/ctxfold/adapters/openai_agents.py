@@ -263,35 +263,51 @@ class _StoredLog:
 
     def context(self) -> Context:
         with self._lock:
-            return self._current()
+            return self._local()
 
-    def _current(self) -> Context:
-        """The local copy brought up to the store's head."""
+    def _local(self) -> Context:
+        """The local copy, loaded on first use."""
         if self._ctx is None:
-            try:
-                self._ctx = self.store.load(self._id)
-            except KeyError:
-                self._ctx = _new_context(self._id)
-        else:
-            self.store.refresh(self._ctx)
+            self._ctx = self._load()
+        return self._ctx
+
+    def _load(self) -> Context:
+        try:
+            return self.store.load(self._id)
+        except KeyError:
+            return _new_context(self._id)
+
+    def _caught_up(self) -> Context:
+        """The local copy with every event other writers stored since it was read."""
+        self._ctx = self._load()
         return self._ctx
 
     def _read(self, op: Callable[[Context], _T]) -> _T:
         with self._lock:
-            return op(self._current())
+            return op(self._caught_up())
 
     def _write(self, op: Callable[[Context], _T]) -> _T:
+        # Optimistic: change the local copy and save it. If another writer saved since the
+        # copy was read, the store refuses (ConflictError) and nothing is written: reload and
+        # redo the change on what is stored now. No item is lost and none is written twice.
         with self._lock:
+            fresh = self._ctx is None
             for attempt in range(_MAX_ATTEMPTS):
-                ctx = self._current()
+                ctx = self._local()
+                before = ctx.next_seq
                 try:
                     result = op(ctx)
+                    if ctx.next_seq == before and not fresh:
+                        # Nothing to write (a pop or clear of an empty copy): the store saves
+                        # nothing and so checks nothing, and the copy may be stale. Look again.
+                        self._ctx, fresh = None, True
+                        continue
                     self.store.save(ctx)
                     return result
                 except ConflictError:
-                    # Another writer got there first: drop the local copy (it holds the change
-                    # unsaved), reload, redo. A short random pause spreads out the retries.
-                    self._ctx = None
+                    # The copy holds the change unsaved: drop it. A short random pause
+                    # spreads out writers that keep colliding.
+                    self._ctx, fresh = None, True
                     time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))
                 except BaseException:
                     self._ctx = None  # never keep a copy that may differ from the store
