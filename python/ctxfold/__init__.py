@@ -16,7 +16,7 @@ from ._core import (
 )
 from ._part import install_text_descriptor as _install_text_descriptor
 from ._values import RunContext, SandboxPolicy, Usage
-from .errors import ContextError, DecodeError, UnknownAnchorError
+from .errors import ContextError, DecodeError, FormatError, UnknownAnchorError
 
 _install_text_descriptor(Part)
 
@@ -25,6 +25,7 @@ __all__ = [
     "ContextError",
     "DecodeError",
     "Event",
+    "FormatError",
     "Message",
     "Part",
     "RunContext",

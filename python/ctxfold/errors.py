@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ContextError", "DecodeError", "UnknownAnchorError"]
+__all__ = ["ContextError", "DecodeError", "FormatError", "UnknownAnchorError"]
 
 
 class ContextError(Exception):
@@ -11,6 +11,11 @@ class ContextError(Exception):
 
 class DecodeError(ContextError, ValueError):
     """Input that cannot be read into a context; the message says where."""
+
+
+class FormatError(ContextError, ValueError):
+    """A provider message or request that cannot be converted (the message says where), or,
+    with ``strict=True``, a request that would need repairs (the message lists them)."""
 
 
 class UnknownAnchorError(ContextError, KeyError):

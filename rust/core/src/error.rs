@@ -18,6 +18,9 @@ pub enum Error {
     NotFound(String),
     /// Any other I/O failure (`OSError`).
     Io(String),
+    /// A provider message that cannot be converted, or a strict export that would need
+    /// repairs (`FormatError`, a `ValueError`).
+    Format(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -45,7 +48,8 @@ impl fmt::Display for Error {
             | Error::UnknownAnchor(m)
             | Error::Decode(m)
             | Error::NotFound(m)
-            | Error::Io(m) => f.write_str(m),
+            | Error::Io(m)
+            | Error::Format(m) => f.write_str(m),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod error;
 pub mod event;
 pub mod fenwick;
 pub mod fork;
+pub mod formats;
 pub mod history;
 pub mod log;
 pub mod message;

@@ -129,6 +129,14 @@ impl ContextCore {
     }
 }
 
+impl ContextCore {
+    /// The messages as shown (overlay applied, dynamic messages resolved) as handles: no
+    /// Python object is made while the lock is held.
+    pub(crate) fn shown_handles(&self, py: Python<'_>) -> Vec<Handle> {
+        self.lock(py).messages()
+    }
+}
+
 fn handles_to_list<'py>(py: Python<'py>, hs: &[Handle]) -> PyResult<Bound<'py, PyList>> {
     let items = hs
         .iter()

@@ -10,6 +10,7 @@ use pyo3::types::PyType;
 
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNKNOWN_ANCHOR_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static FORMAT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn class(
     py: Python<'_>,
@@ -31,6 +32,10 @@ pub fn to_py(e: Error) -> PyErr {
         Error::NotFound(m) => PyFileNotFoundError::new_err(m),
         Error::Io(m) => PyOSError::new_err(m),
         Error::Decode(m) => match class(py, &DECODE_ERROR, "DecodeError") {
+            Ok(c) => PyErr::from_type(c.into_bound(py), m),
+            Err(e) => e,
+        },
+        Error::Format(m) => match class(py, &FORMAT_ERROR, "FormatError") {
             Ok(c) => PyErr::from_type(c.into_bound(py), m),
             Err(e) => e,
         },

@@ -3,6 +3,7 @@
 mod context;
 mod convert;
 mod errors;
+mod formats;
 mod message;
 mod pyser;
 
@@ -74,5 +75,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hook_id, m)?)?;
     m.add_function(wrap_pyfunction!(encodings, m)?)?;
     m.add_function(wrap_pyfunction!(count_text, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::format_export, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::format_import, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
+    m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
     Ok(())
 }

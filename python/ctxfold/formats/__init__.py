@@ -1,0 +1,136 @@
+"""Provider formats (SPEC §10): a transcript as the request of the API an agent calls, and that
+API's messages and answers back as ctxfold messages, so nobody writes the mapping by hand.
+
+The JSON formats (``openai_chat``, ``openai_responses``, ``anthropic``) run in the Rust core;
+LangChain and Pydantic AI need their frameworks' classes and live in ``_langchain`` and
+``_pydantic_ai``, imported only when one of their functions is called (extras
+``ctxfold[langchain]`` and ``ctxfold[pydantic-ai]``). What each mapping does is written down in
+``docs/formats.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Union
+
+from .. import _core
+from .._core import ContextCore, Message
+from ..errors import FormatError
+
+if TYPE_CHECKING:
+    from .._context import Context
+
+__all__ = [
+    "FormatError",
+    "from_anthropic",
+    "from_langchain",
+    "from_openai_chat",
+    "from_openai_responses",
+    "from_pydantic_ai",
+    "to_anthropic",
+    "to_langchain",
+    "to_openai_chat",
+    "to_openai_responses",
+    "to_pydantic_ai",
+    "tool_list",
+]
+
+Source = Union["Context", Iterable[Message]]
+
+
+def _source(src: Source) -> ContextCore | list[Message]:
+    """A Context's core (its messages as shown are read in Rust under one lock), or a list."""
+    core = getattr(src, "_core", None)
+    if isinstance(core, ContextCore):
+        return core
+    if isinstance(src, Message):
+        raise TypeError("expected a Context or an iterable of Message, got one Message")
+    out = list(src)
+    for i, m in enumerate(out):
+        if not isinstance(m, Message):
+            raise TypeError(f"src[{i}]: expected a Message, got {type(m).__name__}")
+    return out
+
+
+# ---- OpenAI Chat Completions ---------------------------------------------------------------
+
+
+def to_openai_chat(src: Source, *, strict: bool = False) -> dict[str, Any]:
+    """``{"messages": [...], "tools": [...]}`` for ``client.chat.completions.create(**...)``;
+    ``tools`` only when the source has tool definitions. ``strict=True``: a ``FormatError``
+    listing every repair the request would need, instead of the repairs."""
+    return _core.format_export("openai_chat", _source(src), strict, False)
+
+
+def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
+    """Chat Completions messages (dicts or SDK objects) as ctxfold messages."""
+    return _core.format_import("openai_chat", messages, None)
+
+
+# ---- OpenAI Responses ----------------------------------------------------------------------
+
+
+def to_openai_responses(src: Source, *, strict: bool = False, instructions: bool = False) -> dict[str, Any]:
+    """``{"input": [...], "tools": [...]}`` for ``client.responses.create(**...)``; with
+    ``instructions=True`` the leading system and developer text goes to ``"instructions"``."""
+    return _core.format_export("openai_responses", _source(src), strict, instructions)
+
+
+def from_openai_responses(items: Iterable[Any]) -> list[Message]:
+    """Responses input or output items as ctxfold messages, one message per item."""
+    return _core.format_import("openai_responses", items, None)
+
+
+# ---- Anthropic Messages --------------------------------------------------------------------
+
+
+def to_anthropic(src: Source, *, strict: bool = False) -> dict[str, Any]:
+    """``{"system": ..., "messages": [...], "tools": [...]}`` for ``client.messages.create``;
+    ``system`` and ``tools`` only when there are some."""
+    return _core.format_export("anthropic", _source(src), strict, False)
+
+
+def from_anthropic(messages: Iterable[Any], system: Any = None) -> list[Message]:
+    """Anthropic messages (and the top-level ``system``, a str or text blocks) as ctxfold
+    messages; the system prompt becomes a leading system message."""
+    return _core.format_import("anthropic", messages, system)
+
+
+# ---- tools ---------------------------------------------------------------------------------
+
+
+def tool_list(tools: Iterable[Any]) -> str:
+    """A ``tools`` list in any of the three APIs' shapes as the text of the ``tool_list``
+    hook (SPEC §4.8): a JSON list of ``{name, description, parameters}``."""
+    return _core.format_tool_list(tools)
+
+
+# ---- frameworks (optional extras, imported on first use) -----------------------------------
+
+
+def to_langchain(src: Source) -> list[Any]:
+    """The transcript as LangChain ``BaseMessage`` objects (needs ``ctxfold[langchain]``)."""
+    from ._langchain import to_langchain as f
+
+    return f(src)
+
+
+def from_langchain(messages: Iterable[Any]) -> list[Message]:
+    """LangChain messages as ctxfold messages (needs ``ctxfold[langchain]``)."""
+    from ._langchain import from_langchain as f
+
+    return f(messages)
+
+
+def to_pydantic_ai(src: Source) -> list[Any]:
+    """The transcript as Pydantic AI ``ModelMessage`` objects (needs ``ctxfold[pydantic-ai]``)."""
+    from ._pydantic_ai import to_pydantic_ai as f
+
+    return f(src)
+
+
+def from_pydantic_ai(messages: Iterable[Any]) -> list[Message]:
+    """Pydantic AI messages (e.g. ``result.all_messages()``) as ctxfold messages."""
+    from ._pydantic_ai import from_pydantic_ai as f
+
+    return f(messages)

@@ -1,0 +1,90 @@
+//! Provider formats (SPEC §10): a transcript as the request of OpenAI Chat Completions, OpenAI
+//! Responses or Anthropic Messages, and their messages and answers back as [`Message`]s.
+//!
+//! Exporters read the messages as shown and build a [`J`] tree that borrows from them; the
+//! binding serializes it straight into Python objects, the CLI into JSON text. Importers read
+//! JSON values. The rules every exporter shares — pairing calls with their answers, answers
+//! for dangling calls, dropping orphans, id grammars — live in [`plan`]; what is kept where so
+//! that a request comes back byte-exact lives in [`interop`]. `docs/formats.md` has the tables.
+
+pub mod anthropic;
+pub mod interop;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod out;
+pub mod plan;
+pub mod response;
+pub mod tools;
+
+use crate::error::{Error, Result};
+use crate::message::Message;
+pub use out::J;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    OpenAiChat,
+    OpenAiResponses,
+    Anthropic,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Format> {
+        Ok(match s {
+            "openai_chat" => Format::OpenAiChat,
+            "openai_responses" => Format::OpenAiResponses,
+            "anthropic" => Format::Anthropic,
+            _ => {
+                return Err(Error::Value(format!(
+                    "unknown format {s:?}: expected openai_chat, openai_responses or anthropic"
+                )))
+            }
+        })
+    }
+
+    /// The name importers write on what they make (`"provider"` on reasoning parts,
+    /// `metadata.interop.format` on messages).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAiChat => "openai_chat",
+            Format::OpenAiResponses => "openai_responses",
+            Format::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// Options of an export.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExportOptions {
+    /// Refuse (with every problem listed) instead of repairing.
+    pub strict: bool,
+    /// Responses: the leading system and developer text as `instructions`.
+    pub instructions: bool,
+}
+
+/// The keyword arguments of the request for `messages` (as shown) in `format`.
+pub fn export<'a>(format: Format, messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
+    match format {
+        Format::OpenAiChat => openai_chat::export(messages, opts),
+        Format::OpenAiResponses => openai_responses::export(messages, opts),
+        Format::Anthropic => anthropic::export(messages, opts),
+    }
+}
+
+/// Messages from a request's messages (`system`: Anthropic's top-level system prompt).
+pub fn import(format: Format, data: &Value, system: Option<&Value>) -> Result<Vec<Message>> {
+    match format {
+        Format::OpenAiChat => openai_chat::import(data),
+        Format::OpenAiResponses => openai_responses::import(data),
+        Format::Anthropic => anthropic::import(data, system),
+    }
+}
+
+/// A located format error: `at("messages[3].tool_calls[0].function", "missing \"name\"")`.
+pub fn err(place: &str, what: impl std::fmt::Display) -> Error {
+    if place.is_empty() {
+        Error::Format(what.to_string())
+    } else {
+        Error::Format(format!("{place}: {what}"))
+    }
+}

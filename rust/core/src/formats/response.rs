@@ -1,0 +1,109 @@
+//! What a provider answered, appended by `Context.add_response`: an OpenAI `ChatCompletion`
+//! (its first choice), an OpenAI `Response` (its output items) or an Anthropic `Message`, as
+//! messages plus the usage to add.
+
+use super::interop::{array, object, INTEROP};
+use super::{anthropic, err, openai_chat, openai_responses};
+use crate::error::Result;
+use crate::message::Message;
+use serde_json::{Map, Value};
+
+/// Usage counts to add (the keys of `ctxfold.Usage`).
+pub type UsageDelta = Vec<(&'static str, u64)>;
+
+fn count(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn at_path<'v>(v: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
+    let o = object(v, "response")?;
+    let ty = o.get("type").and_then(Value::as_str);
+    let object_kind = o.get("object").and_then(Value::as_str);
+    let (mut messages, usage, meta) = if object_kind == Some("chat.completion") || o.contains_key("choices") {
+        let choices = array(o.get("choices").unwrap_or(&Value::Null), "response.choices")?;
+        let first = choices.first().ok_or_else(|| err("response.choices", "no choice"))?;
+        let msg = first
+            .get("message")
+            .ok_or_else(|| err("response.choices[0]", "missing \"message\""))?;
+        let m = openai_chat::message_in(msg, "response.choices[0].message")?;
+        let u = o.get("usage").unwrap_or(&Value::Null);
+        let input = count(u.get("prompt_tokens"));
+        let output = count(u.get("completion_tokens"));
+        let usage = vec![
+            ("input_tokens", input),
+            ("output_tokens", output),
+            ("total_tokens", u.get("total_tokens").and_then(Value::as_u64).unwrap_or(input + output)),
+            ("cache_read_input_tokens", count(at_path(u, &["prompt_tokens_details", "cached_tokens"]))),
+        ];
+        let meta = pick(o, &["id", "model"], first.get("finish_reason").map(|f| ("finish_reason", f)));
+        (vec![m], usage, meta)
+    } else if object_kind == Some("response") || (o.contains_key("output") && ty.is_none()) {
+        let output = o.get("output").ok_or_else(|| err("response", "missing \"output\""))?;
+        let items = array(output, "response.output")?;
+        let ms = items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| openai_responses::item_in(it, &format!("response.output[{i}]")))
+            .collect::<Result<Vec<_>>>()?;
+        let u = o.get("usage").unwrap_or(&Value::Null);
+        let input = count(u.get("input_tokens"));
+        let output = count(u.get("output_tokens"));
+        let usage = vec![
+            ("input_tokens", input),
+            ("output_tokens", output),
+            ("total_tokens", u.get("total_tokens").and_then(Value::as_u64).unwrap_or(input + output)),
+            ("cache_read_input_tokens", count(at_path(u, &["input_tokens_details", "cached_tokens"]))),
+        ];
+        (ms, usage, pick(o, &["id", "model"], None))
+    } else if ty == Some("message") && o.get("role").and_then(Value::as_str) == Some("assistant") {
+        let content = o.get("content").ok_or_else(|| err("response", "missing \"content\""))?;
+        let mut turn = Map::new();
+        turn.insert("role".into(), Value::String("assistant".into()));
+        turn.insert("content".into(), content.clone());
+        let m = anthropic::message_in(&Value::Object(turn), "response")?;
+        let u = o.get("usage").unwrap_or(&Value::Null);
+        let input = count(u.get("input_tokens"));
+        let output = count(u.get("output_tokens"));
+        let read = count(u.get("cache_read_input_tokens"));
+        let created = count(u.get("cache_creation_input_tokens"));
+        let usage = vec![
+            ("input_tokens", input),
+            ("output_tokens", output),
+            ("total_tokens", input + output + read + created),
+            ("cache_read_input_tokens", read),
+            ("cache_creation_input_tokens", created),
+        ];
+        (vec![m], usage, pick(o, &["id", "model", "stop_reason"], None))
+    } else {
+        return Err(err(
+            "response",
+            "not an OpenAI ChatCompletion, an OpenAI Response or an Anthropic Message",
+        ));
+    };
+    let mut usage = usage;
+    usage.push(("requests", 1));
+    // Which answer each message came from: the response's id, model and why it stopped.
+    for m in &mut messages {
+        if let Some(Value::Object(i)) = m.metadata.get_mut(INTEROP) {
+            i.insert("response".into(), Value::Object(meta.clone()));
+        }
+    }
+    Ok((messages, usage))
+}
+
+fn pick(o: &Map<String, Value>, keys: &[&str], extra: Option<(&str, &Value)>) -> Map<String, Value> {
+    let mut m = Map::new();
+    for k in keys {
+        if let Some(v) = o.get(*k) {
+            m.insert((*k).into(), v.clone());
+        }
+    }
+    if let Some((k, v)) = extra {
+        m.insert(k.into(), v.clone());
+    }
+    m
+}
