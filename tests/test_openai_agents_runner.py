@@ -5,6 +5,7 @@ byte, and the model must have been sent the same input on every call."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -169,7 +170,13 @@ def test_sync_run(backend):
     """``Runner.run_sync`` (its own event loop) with a stored session."""
     session = backend.session("sync")
     model = ScriptedModel([[assistant_message("hi", item_id="msg_sync")]])
-    result = Runner.run_sync(Agent(name="a", model=model), "hello", session=session)
+    loop = asyncio.new_event_loop()  # run_sync runs on the thread's loop; closed here after it
+    asyncio.set_event_loop(loop)
+    try:
+        result = Runner.run_sync(Agent(name="a", model=model), "hello", session=session)
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
     assert result.final_output == "hi"
     assert [i["role"] for i in run(session.get_items())] == ["user", "assistant"]
 

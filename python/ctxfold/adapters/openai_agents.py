@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from .. import formats
 from .._context import Context
 from .._core import Message
-from ..errors import ConflictError, FormatError
+from ..errors import FormatError
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -104,7 +104,7 @@ class ContextSession:
         n = resolve_session_limit(limit, self.session_settings)
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
             raise ValueError(f"limit must be None or an int >= 0, got {n!r}")
-        return await self._log.read(lambda ctx: _items(_tail(ctx, n)))
+        return await self._log.read(lambda ctx: _items(ctx if n is None else _tail(ctx, n)))
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items, one message each. A malformed item → ``ctxfold.FormatError`` and
@@ -175,20 +175,19 @@ def _messages(items: Sequence[Any]) -> list[Message]:
     return messages
 
 
-def _items(messages: list[Message]) -> list[TResponseInputItem]:
-    """The items the messages were made from, exactly."""
-    if not messages:
+def _items(src: Context | list[Message]) -> list[TResponseInputItem]:
+    """The items the messages were made from, exactly. ``strict=True``: the exporter refuses
+    (``FormatError``) rather than send anything but what was added. A whole Context is
+    exported in Rust under one lock, without a Python list of its messages."""
+    if isinstance(src, list) and not src:
         return []
-    items: list[TResponseInputItem] = formats.to_openai_responses(messages)["input"]
+    items: list[TResponseInputItem] = formats.to_openai_responses(src, strict=True)["input"]
     return items
 
 
-def _tail(ctx: Context, n: int | None) -> list[Message]:
-    if n is None:
-        return ctx.messages
-    if n == 0:
-        return []
-    return ctx.messages[-n:]
+def _tail(ctx: Context, n: int) -> list[Message]:
+    """The last ``n`` messages (``n >= 0``)."""
+    return ctx.messages[-n:] if n else []
 
 
 def _fitting_suffix(messages: list[Message], budget: int, encoding: str) -> int:
@@ -290,6 +289,8 @@ class _StoredLog:
         # Optimistic: change the local copy and save it. If another writer saved since the
         # copy was read, the store refuses (ConflictError) and nothing is written: reload and
         # redo the change on what is stored now. No item is lost and none is written twice.
+        from ..errors import ConflictError
+
         with self._lock:
             fresh = self._ctx is None
             for attempt in range(_MAX_ATTEMPTS):
