@@ -112,6 +112,9 @@ def demo(n: int) -> None:
         print(f"    → {len(seq):,} messages, first non-special role {seq.messages[2].role!r}")
     stripped = _timed("strip_thinking()", ctx.strip_thinking)
     print(f"    → {len(stripped):,} messages")
+    from .formats._cli import demo_exports
+
+    demo_exports(ctx, _timed)
     with tempfile.TemporaryDirectory() as d:
         path = _timed("save (atomic)", lambda: ctx.save(d))
         loaded = _timed("load", lambda: Context.load(path))
@@ -156,7 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--messages", type=int, default=100_000)
     s = sub.add_parser("stats", help="messages by role, tokens per encoding, events, anchors")
     s.add_argument("file")
-    c = sub.add_parser("convert", help="any readable layout → version 2")
+    c = sub.add_parser("convert", help="any readable layout → version 2; --to/--from a provider request (SPEC §10)")
+    way = c.add_mutually_exclusive_group()
+    way.add_argument("--to", choices=("openai_chat", "openai_responses", "anthropic"), help="write the request JSON")
+    way.add_argument("--from", dest="from_", choices=("openai_chat", "openai_responses", "anthropic"),
+                     help="read a request JSON into a saved context")
     c.add_argument("src")
     c.add_argument("dst")
     sub.add_parser("encodings", help="list the token encodings")
@@ -166,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
             demo(a.messages)
         elif a.cmd == "stats":
             stats(a.file)
+        elif a.cmd == "convert" and (a.to or a.from_):
+            from .formats._cli import convert_from, convert_to
+
+            (convert_to if a.to else convert_from)(a.to or a.from_, a.src, a.dst)
         elif a.cmd == "convert":
             convert(a.src, a.dst)
         else:

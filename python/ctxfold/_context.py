@@ -308,6 +308,14 @@ class Context:
             what, first, last, len(self._core),
         )
 
+    def add_response(self, response: Any) -> None:
+        """Append what a provider answered — an OpenAI ``ChatCompletion`` (first choice), an
+        OpenAI ``Response`` (its output items), an Anthropic ``Message``; the SDK object or its
+        dict — and add its usage. Any other shape: ``FormatError``, nothing appended."""
+        messages, usage = _core.format_response(response)
+        self.add_messages(messages)
+        self.add_usage(usage)
+
     def patch_dangling_tool_calls(self) -> None:
         for e in self._core.patch_dangling_tool_calls():
             self._publish(e)

@@ -32,6 +32,20 @@ def hook_id(name: str) -> str:
 def encodings() -> list[str]:
     """The token encodings counting knows (``cl100k_base``, ``o200k_base``, …)."""
 
+def format_export(
+    format: str, src: ContextCore | list[Message], strict: bool, instructions: bool
+) -> dict[str, Any]:
+    """The request's keyword arguments for ``format`` (SPEC §10)."""
+
+def format_import(format: str, data: Iterable[Any], system: Any = None) -> list[Message]:
+    """Messages from a provider's messages or items."""
+
+def format_response(response: Any) -> tuple[list[Message], dict[str, int]]:
+    """A provider's answer as (messages, usage to add)."""
+
+def format_tool_list(tools: Iterable[Any]) -> str:
+    """Any API's ``tools`` as the text of the ``tool_list`` hook."""
+
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""
 

@@ -91,11 +91,20 @@ fn json_in(o: &Bound<'_, PyAny>, at: &mut String, depth: usize) -> PyResult<Valu
 fn list_in(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
     let mut at = what.to_string();
     if o.cast::<PyDict>().is_ok() || o.cast::<PyString>().is_ok() {
-        return Err(format_err(format!("{what}: expected a list, got {}", o.get_type().name()?)));
+        return Err(format_err(format!(
+            "{what}: expected a list, got {}",
+            o.get_type().name()?
+        )));
     }
-    let iter = o
-        .try_iter()
-        .map_err(|_| format_err(format!("{what}: expected a list, got {}", o.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+    let iter = o.try_iter().map_err(|_| {
+        format_err(format!(
+            "{what}: expected a list, got {}",
+            o.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
     let mut items = Vec::new();
     for (i, x) in iter.enumerate() {
         let n = at.len();
@@ -152,7 +161,11 @@ pub fn format_import<'py>(
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let f = Format::parse(format).py()?;
-    let what = if f == Format::OpenAiResponses { "items" } else { "messages" };
+    let what = if f == Format::OpenAiResponses {
+        "items"
+    } else {
+        "messages"
+    };
     let v = list_in(data, what)?;
     let sys = match system {
         Some(s) if !s.is_none() => Some(json_in(s, &mut "system".to_string(), 0)?),

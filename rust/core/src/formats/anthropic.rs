@@ -83,7 +83,9 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                                 Content::Text(t) => o.push("content", J::Str(t)),
                                 Content::Parts(parts) => o.push(
                                     "content",
-                                    J::Arr(parts.iter().filter_map(|x| user_block(x, false)).collect()),
+                                    J::Arr(
+                                        parts.iter().filter_map(|x| user_block(x, false)).collect(),
+                                    ),
                                 ),
                             }
                             o.done()
@@ -136,7 +138,10 @@ fn system_out<'a>(ms: impl Iterator<Item = &'a Message>) -> Option<J<'a>> {
             Content::Parts(parts) => {
                 for p in parts {
                     if part_type(p) == Some("text") && text_of(p).is_some_and(|t| !blank(t)) {
-                        blocks.push(block(p, "text", &[], &["text", "cache_control", "citations"], own).done());
+                        blocks.push(
+                            block(p, "text", &[], &["text", "cache_control", "citations"], own)
+                                .done(),
+                        );
                     }
                 }
             }
@@ -146,7 +151,10 @@ fn system_out<'a>(ms: impl Iterator<Item = &'a Message>) -> Option<J<'a>> {
 }
 
 fn text_block(t: &str) -> J<'_> {
-    J::obj().put("type", J::Str("text")).put("text", J::Str(t)).done()
+    J::obj()
+        .put("type", J::Str("text"))
+        .put("text", J::Str(t))
+        .done()
 }
 
 /// A message's content as blocks (system messages: text only).
@@ -218,7 +226,9 @@ fn user<'a>(m: &'a Message, first: Vec<J<'a>>) -> Option<J<'a>> {
 
 fn blank_text(b: &J) -> bool {
     match b {
-        J::Obj(e) => e.iter().any(|(k, v)| k == "text" && matches!(v, J::Val(Value::String(s)) if blank(s))),
+        J::Obj(e) => e
+            .iter()
+            .any(|(k, v)| k == "text" && matches!(v, J::Val(Value::String(s)) if blank(s))),
         _ => false,
     }
 }
@@ -240,7 +250,16 @@ fn user_block(p: &Part, own: bool) -> Option<J<'_>> {
         }
         "file" | "pdf" => {
             p.get("source")?.as_object()?;
-            Some(block(p, "document", &[], &["source", "cache_control", "title", "context", "citations"], own).done())
+            Some(
+                block(
+                    p,
+                    "document",
+                    &[],
+                    &["source", "cache_control", "title", "context", "citations"],
+                    own,
+                )
+                .done(),
+            )
         }
         "thinking" | "tool_use" | "tool_result" | "tool" | "audio" | "video" => None,
         ty if own => Some(block(p, ty, &[], &[], true).done()),
@@ -282,12 +301,16 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
     let single = ms.len() == 1;
     if let ([m], true) = (ms, calls.is_empty()) {
         if let Content::Text(t) = &m.content {
-            let o = J::obj().put("role", J::Str("assistant")).put("content", J::Str(t));
+            let o = J::obj()
+                .put("role", J::Str("assistant"))
+                .put("content", J::Str(t));
             return Some(finish(o, m, F));
         }
     }
     let mut blocks: Vec<J<'a>> = Vec::new();
-    let mut by_part = calls.iter().filter(|c| matches!(c.src, super::plan::CallSrc::Part(_)));
+    let mut by_part = calls
+        .iter()
+        .filter(|c| matches!(c.src, super::plan::CallSrc::Part(_)));
     for m in ms {
         let own = interop::from(m, F);
         match &m.content {
@@ -304,7 +327,16 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
                         Some("thinking") => {}
                         Some("text") => {
                             if text_of(p).is_some_and(|t| !t.is_empty()) {
-                                blocks.push(block(p, "text", &[], &["text", "cache_control", "citations"], own).done());
+                                blocks.push(
+                                    block(
+                                        p,
+                                        "text",
+                                        &[],
+                                        &["text", "cache_control", "citations"],
+                                        own,
+                                    )
+                                    .done(),
+                                );
                             }
                         }
                         Some("tool_use") => {
@@ -314,7 +346,9 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
                                 }
                             }
                         }
-                        Some("tool_result" | "tool" | "image" | "audio" | "video" | "file" | "pdf") => {}
+                        Some(
+                            "tool_result" | "tool" | "image" | "audio" | "video" | "file" | "pdf",
+                        ) => {}
                         Some(ty) if own => blocks.push(block(p, ty, &[], &[], true).done()),
                         _ => {}
                     }
@@ -330,8 +364,14 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
     if blocks.is_empty() {
         return None;
     }
-    let o = J::obj().put("role", J::Str("assistant")).put("content", J::Arr(blocks));
-    Some(if single { finish(o, ms[0], F) } else { o.done() })
+    let o = J::obj()
+        .put("role", J::Str("assistant"))
+        .put("content", J::Arr(blocks));
+    Some(if single {
+        finish(o, ms[0], F)
+    } else {
+        o.done()
+    })
 }
 
 fn thinking_out(p: &Part) -> J<'_> {
@@ -364,7 +404,10 @@ fn tool_use<'a>(c: &Call<'a>, src: &'a Map<String, Value>, own: bool) -> J<'a> {
         .put("name", J::Str(c.name))
         .put("input", input);
     for (k, v) in src {
-        if matches!(k.as_str(), "type" | "id" | "call_id" | "name" | "arguments" | "provider") {
+        if matches!(
+            k.as_str(),
+            "type" | "id" | "call_id" | "name" | "arguments" | "provider"
+        ) {
             continue;
         }
         if own || matches!(k.as_str(), "cache_control") {
@@ -400,7 +443,12 @@ pub fn import(data: &Value, system: Option<&Value>) -> Result<Vec<Message>> {
             m.metadata = Keep::new(F, &Map::new()).metadata(&[]);
             out.push(m);
         }
-        Some(other) => return Err(err("system", format!("must be a string or text blocks, got {}", kind(other)))),
+        Some(other) => {
+            return Err(err(
+                "system",
+                format!("must be a string or text blocks, got {}", kind(other)),
+            ))
+        }
     }
     for (i, v) in array(data, "messages")?.iter().enumerate() {
         out.push(message_in(v, &format!("messages[{i}]"))?);
@@ -414,10 +462,17 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "system" => Role::System,
-        other => return Err(err(&format!("{at}.role"), format!("unsupported role {other:?}"))),
+        other => {
+            return Err(err(
+                &format!("{at}.role"),
+                format!("unsupported role {other:?}"),
+            ))
+        }
     };
     let mut keep = Keep::new(F, o);
-    let content = o.get("content").ok_or_else(|| err(at, "missing \"content\""))?;
+    let content = o
+        .get("content")
+        .ok_or_else(|| err(at, "missing \"content\""))?;
     let mut m = Message::new(role, Content::None);
     for (k, val) in o {
         if k != "role" && k != "content" {
@@ -447,7 +502,12 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
             }
             m.content = Content::Parts(parts);
         }
-        other => return Err(err(&place, format!("must be a string or a list of blocks, got {}", kind(other)))),
+        other => {
+            return Err(err(
+                &place,
+                format!("must be a string or a list of blocks, got {}", kind(other)),
+            ))
+        }
     }
     if role == Role::System {
         keep.set("placement", Value::String("messages".into()));
@@ -517,12 +577,18 @@ fn block_in(v: &Value, at: &str, role: Role) -> Result<Part> {
                     let inner = items
                         .iter()
                         .enumerate()
-                        .map(|(k, b)| block_in(b, &format!("{at}.content[{k}]"), Role::User).map(Value::Object))
+                        .map(|(k, b)| {
+                            block_in(b, &format!("{at}.content[{k}]"), Role::User)
+                                .map(Value::Object)
+                        })
                         .collect::<Result<Vec<_>>>()?;
                     p.insert("content".into(), Value::Array(inner));
                 }
                 Some(other) => {
-                    return Err(err(&format!("{at}.content"), format!("must be a string or a list of blocks, got {}", kind(other))))
+                    return Err(err(
+                        &format!("{at}.content"),
+                        format!("must be a string or a list of blocks, got {}", kind(other)),
+                    ))
                 }
             }
             p

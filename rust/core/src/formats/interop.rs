@@ -17,7 +17,9 @@ fn interop(m: &Message) -> Option<&Map<String, Value>> {
 
 /// The format a message was imported from.
 pub fn origin(m: &Message) -> Option<&str> {
-    interop(m).and_then(|i| i.get("format")).and_then(Value::as_str)
+    interop(m)
+        .and_then(|i| i.get("format"))
+        .and_then(Value::as_str)
 }
 
 pub fn from(m: &Message, f: Format) -> bool {
@@ -144,7 +146,10 @@ pub fn req_str<'v>(o: &'v Map<String, Value>, key: &str, place: &str) -> Result<
     match o.get(key) {
         Some(Value::String(s)) => Ok(s),
         None => Err(err(place, format!("missing {key:?}"))),
-        Some(v) => Err(err(place, format!("{key:?} must be a string, got {}", kind(v)))),
+        Some(v) => Err(err(
+            place,
+            format!("{key:?} must be a string, got {}", kind(v)),
+        )),
     }
 }
 
@@ -153,7 +158,10 @@ pub fn opt_str<'v>(o: &'v Map<String, Value>, key: &str, place: &str) -> Result<
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(err(place, format!("{key:?} must be a string, got {}", kind(v)))),
+        Some(v) => Err(err(
+            place,
+            format!("{key:?} must be a string, got {}", kind(v)),
+        )),
     }
 }
 
@@ -261,5 +269,4 @@ pub fn arguments_text(v: Option<&Value>) -> std::borrow::Cow<'_, str> {
     }
 }
 
-pub const INTERRUPTED: &str =
-    "Tool call was interrupted and not executed. Please retry if needed.";
+pub const INTERRUPTED: &str = "Tool call was interrupted and not executed. Please retry if needed.";

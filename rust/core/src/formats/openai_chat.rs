@@ -38,7 +38,9 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                 for a in answers {
                     let (content, own) = match a.src {
                         AnswerSrc::Tool(m) => (tool_content(&m.content, &mut media), Some(m)),
-                        AnswerSrc::Part(part) => (result_content(part.get("content"), &mut media), None),
+                        AnswerSrc::Part(part) => {
+                            (result_content(part.get("content"), &mut media), None)
+                        }
                         AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
                     };
                     let o = J::obj()
@@ -112,7 +114,12 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
                 if single {
                     text = Some(t);
                 } else if !t.is_empty() {
-                    items.push(J::obj().put("type", J::Str("text")).put("text", J::Str(t)).done());
+                    items.push(
+                        J::obj()
+                            .put("type", J::Str("text"))
+                            .put("text", J::Str(t))
+                            .done(),
+                    );
                 }
             }
             Content::Parts(parts) => {
@@ -120,7 +127,9 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
                 for p in parts {
                     match part_type(p) {
                         Some("text") => items.extend(part_out(p, own, true)),
-                        Some("refusal") if own => items.push(block(p, "refusal", &[], &[], true).done()),
+                        Some("refusal") if own => {
+                            items.push(block(p, "refusal", &[], &[], true).done())
+                        }
                         _ => {}
                     }
                 }
@@ -133,14 +142,19 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
         None if !calls.is_empty() || (own && !had_parts) => J::Null,
         None => return None,
     };
-    let mut o = J::obj().put("role", J::Str("assistant")).put("content", content);
+    let mut o = J::obj()
+        .put("role", J::Str("assistant"))
+        .put("content", content);
     if single {
         if let Some(n) = &m0.name {
             o.push("name", J::Str(n));
         }
     }
     if !calls.is_empty() {
-        o.push("tool_calls", J::Arr(calls.iter().map(|c| call_out(c)).collect()));
+        o.push(
+            "tool_calls",
+            J::Arr(calls.iter().map(|c| call_out(c)).collect()),
+        );
     }
     Some(if single { finish(o, m0, F) } else { o.done() })
 }
@@ -152,7 +166,13 @@ fn call_out<'a>(c: &Call<'a>) -> J<'a> {
         return J::obj()
             .put("id", J::cow(c.target.clone()))
             .put("type", J::Str("custom"))
-            .put("custom", J::obj().put("name", J::Str(c.name)).put("input", args).done())
+            .put(
+                "custom",
+                J::obj()
+                    .put("name", J::Str(c.name))
+                    .put("input", args)
+                    .done(),
+            )
             .done();
     }
     J::obj()
@@ -160,7 +180,10 @@ fn call_out<'a>(c: &Call<'a>) -> J<'a> {
         .put("type", J::Str("function"))
         .put(
             "function",
-            J::obj().put("name", J::Str(c.name)).put("arguments", args).done(),
+            J::obj()
+                .put("name", J::Str(c.name))
+                .put("arguments", args)
+                .done(),
         )
         .done()
 }
@@ -217,7 +240,12 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
             if let Some(d) = p.get("detail") {
                 inner.push("detail", J::Val(d));
             }
-            Some(J::obj().put("type", J::Str("image_url")).put("image_url", inner.done()).done())
+            Some(
+                J::obj()
+                    .put("type", J::Str("image_url"))
+                    .put("image_url", inner.done())
+                    .done(),
+            )
         }
         "audio" => {
             let s = p.get("source")?.as_object()?;
@@ -256,7 +284,12 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
             if let Some(f) = p.get("filename") {
                 inner.push("filename", J::Val(f));
             }
-            Some(J::obj().put("type", J::Str("file")).put("file", inner.done()).done())
+            Some(
+                J::obj()
+                    .put("type", J::Str("file"))
+                    .put("file", inner.done())
+                    .done(),
+            )
         }
         _ if own && !matches!(ty, "thinking" | "tool_use" | "tool_result" | "tool") => {
             Some(block(p, ty, &[], &[], true).done())
@@ -281,7 +314,12 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
     let role_s = req_str(o, "role", at)?;
     let role = match role_s {
         "system" | "developer" | "user" | "assistant" | "tool" => Role::parse(role_s)?,
-        other => return Err(err(&format!("{at}.role"), format!("unsupported role {other:?}"))),
+        other => {
+            return Err(err(
+                &format!("{at}.role"),
+                format!("unsupported role {other:?}"),
+            ))
+        }
     };
     let mut keep = Keep::new(F, o);
     let mut m = Message::new(role, Content::None);
@@ -299,7 +337,9 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
                     keep.extra(k, val);
                 }
             }
-            ("tool_calls", Role::Assistant) if !matches!(val, Value::Array(a) if a.is_empty()) && !val.is_null() => {
+            ("tool_calls", Role::Assistant)
+                if !matches!(val, Value::Array(a) if a.is_empty()) && !val.is_null() =>
+            {
                 for (j, c) in array(val, &place)?.iter().enumerate() {
                     m.tool_calls.push(call_in(c, &format!("{place}[{j}]"))?);
                 }
@@ -354,7 +394,10 @@ fn content_in(v: &Value, at: &str, role: Role) -> Result<Content> {
         other => {
             return Err(err(
                 at,
-                format!("must be a string, a list of parts or null, got {}", kind(other)),
+                format!(
+                    "must be a string, a list of parts or null, got {}",
+                    kind(other)
+                ),
             ))
         }
     })
@@ -371,7 +414,10 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
             None
         }
         "image_url" => {
-            let img = object(o.get("image_url").unwrap_or(&Value::Null), &format!("{at}.image_url"))?;
+            let img = object(
+                o.get("image_url").unwrap_or(&Value::Null),
+                &format!("{at}.image_url"),
+            )?;
             let url = req_str(img, "url", &format!("{at}.image_url"))?;
             let mut p = Map::new();
             p.insert("type".into(), Value::String("image".into()));
@@ -382,10 +428,17 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
             Some(p)
         }
         "input_audio" => {
-            let a = object(o.get("input_audio").unwrap_or(&Value::Null), &format!("{at}.input_audio"))?;
+            let a = object(
+                o.get("input_audio").unwrap_or(&Value::Null),
+                &format!("{at}.input_audio"),
+            )?;
             let data = req_str(a, "data", &format!("{at}.input_audio"))?;
             let format = req_str(a, "format", &format!("{at}.input_audio"))?;
-            let mt = if format == "mp3" { "audio/mpeg" } else { "audio/wav" };
+            let mt = if format == "mp3" {
+                "audio/mpeg"
+            } else {
+                "audio/wav"
+            };
             let mut s = Map::new();
             s.insert("type".into(), Value::String("base64".into()));
             s.insert("media_type".into(), Value::String(mt.into()));
@@ -406,7 +459,10 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
                 s.insert("file_id".into(), Value::String(id.into()));
                 Value::Object(s)
             } else {
-                return Err(err(&format!("{at}.file"), "needs \"file_data\" or \"file_id\""));
+                return Err(err(
+                    &format!("{at}.file"),
+                    "needs \"file_data\" or \"file_id\"",
+                ));
             };
             let mut p = Map::new();
             p.insert("type".into(), Value::String("file".into()));
@@ -435,15 +491,31 @@ fn call_in(v: &Value, at: &str) -> Result<Map<String, Value>> {
     let (name, args) = match ty {
         "function" => {
             let place = format!("{at}.function");
-            let f = object(o.get("function").ok_or_else(|| err(at, "missing \"function\""))?, &place)?;
-            (req_str(f, "name", &place)?, req_str(f, "arguments", &place)?)
+            let f = object(
+                o.get("function")
+                    .ok_or_else(|| err(at, "missing \"function\""))?,
+                &place,
+            )?;
+            (
+                req_str(f, "name", &place)?,
+                req_str(f, "arguments", &place)?,
+            )
         }
         "custom" => {
             let place = format!("{at}.custom");
-            let f = object(o.get("custom").ok_or_else(|| err(at, "missing \"custom\""))?, &place)?;
+            let f = object(
+                o.get("custom")
+                    .ok_or_else(|| err(at, "missing \"custom\""))?,
+                &place,
+            )?;
             (req_str(f, "name", &place)?, req_str(f, "input", &place)?)
         }
-        other => return Err(err(&format!("{at}.type"), format!("unknown tool call type {other:?}"))),
+        other => {
+            return Err(err(
+                &format!("{at}.type"),
+                format!("unknown tool call type {other:?}"),
+            ))
+        }
     };
     let mut c = Map::new();
     c.insert("id".into(), Value::String(id.into()));

@@ -50,16 +50,19 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                             match &m.content {
                                 Content::None => J::Str(""),
                                 Content::Text(t) => J::Str(t),
-                                Content::Parts(parts) => J::Arr(input_parts(parts.iter(), interop::from(m, F))),
+                                Content::Parts(parts) => {
+                                    J::Arr(input_parts(parts.iter(), interop::from(m, F)))
+                                }
                             },
                             Some(m),
                         ),
                         AnswerSrc::Part(part) => (
                             match part.get("content") {
                                 Some(Value::String(s)) => J::Str(s),
-                                Some(Value::Array(items)) => {
-                                    J::Arr(input_parts(items.iter().filter_map(Value::as_object), false))
-                                }
+                                Some(Value::Array(items)) => J::Arr(input_parts(
+                                    items.iter().filter_map(Value::as_object),
+                                    false,
+                                )),
                                 None | Some(Value::Null) => J::Str(""),
                                 Some(other) => J::String(crate::message::compact_json(other)),
                             },
@@ -107,7 +110,9 @@ fn push_text<'a>(c: &'a Content, out: &mut Vec<&'a str>) {
 fn verbatim(m: &Message) -> Option<J<'_>> {
     interop::field(m, F, "item")?;
     match &m.content {
-        Content::Parts(parts) if parts.len() == 1 => Some(block(&parts[0], part_type(&parts[0])?, &[], &[], true).done()),
+        Content::Parts(parts) if parts.len() == 1 => {
+            Some(block(&parts[0], part_type(&parts[0])?, &[], &[], true).done())
+        }
         _ => None,
     }
 }
@@ -301,7 +306,10 @@ fn call_out<'a>(c: &Call<'a>, own: bool) -> J<'a> {
             CallSrc::Part(p) => p,
         };
         for (k, v) in src {
-            if !matches!(k.as_str(), "type" | "id" | "call_id" | "name" | "arguments" | "provider") {
+            if !matches!(
+                k.as_str(),
+                "type" | "id" | "call_id" | "name" | "arguments" | "provider"
+            ) {
                 o.push(k.as_str(), J::Val(v));
             }
         }
@@ -328,9 +336,16 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
         None | Some("message") => {
             let role = match req_str(o, "role", at)? {
                 r @ ("user" | "system" | "developer" | "assistant") => Role::parse(r)?,
-                other => return Err(err(&format!("{at}.role"), format!("unsupported role {other:?}"))),
+                other => {
+                    return Err(err(
+                        &format!("{at}.role"),
+                        format!("unsupported role {other:?}"),
+                    ))
+                }
             };
-            let content = o.get("content").ok_or_else(|| err(at, "missing \"content\""))?;
+            let content = o
+                .get("content")
+                .ok_or_else(|| err(at, "missing \"content\""))?;
             let place = format!("{at}.content");
             let content = match content {
                 Value::String(s) => Content::Text(s.clone()),
@@ -341,7 +356,12 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
                         .map(|(j, p)| part_in(p, &format!("{place}[{j}]")))
                         .collect::<Result<_>>()?,
                 ),
-                other => return Err(err(&place, format!("must be a string or a list of parts, got {}", kind(other)))),
+                other => {
+                    return Err(err(
+                        &place,
+                        format!("must be a string or a list of parts, got {}", kind(other)),
+                    ))
+                }
             };
             for (k, val) in o {
                 if k != "role" && k != "content" {
@@ -383,7 +403,12 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
                         .collect::<Result<_>>()?,
                 ),
                 None => return Err(err(at, "missing \"output\"")),
-                Some(other) => return Err(err(&place, format!("must be a string or a list of parts, got {}", kind(other)))),
+                Some(other) => {
+                    return Err(err(
+                        &place,
+                        format!("must be a string or a list of parts, got {}", kind(other)),
+                    ))
+                }
             };
             for (k, val) in o {
                 if !matches!(k.as_str(), "type" | "call_id" | "output") {
@@ -442,7 +467,12 @@ fn reasoning_text(o: &Map<String, Value>, at: &str) -> Result<String> {
                     break;
                 }
             }
-            Some(other) => return Err(err(&format!("{at}.{key}"), format!("must be a list, got {}", kind(other)))),
+            Some(other) => {
+                return Err(err(
+                    &format!("{at}.{key}"),
+                    format!("must be a list, got {}", kind(other)),
+                ))
+            }
         }
     }
     Ok(texts.join("\n\n"))

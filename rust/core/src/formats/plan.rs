@@ -334,10 +334,9 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             found.sort_by_key(|(k, _)| *k);
             let mut answers: Vec<Answer<'a>> = found.into_iter().map(|(_, a)| a).collect();
             answers.extend(dangling);
-            let absorb = (j < n
-                && msgs[j].role == Role::User
-                && answers.iter().any(|a| a.at == Some(j)))
-            .then_some(j);
+            let absorb =
+                (j < n && msgs[j].role == Role::User && answers.iter().any(|a| a.at == Some(j)))
+                    .then_some(j);
             if let Some(a) = absorb {
                 absorbed.insert(a);
             }

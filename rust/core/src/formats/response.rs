@@ -23,9 +23,13 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
     let o = object(v, "response")?;
     let ty = o.get("type").and_then(Value::as_str);
     let object_kind = o.get("object").and_then(Value::as_str);
-    let (mut messages, usage, meta) = if object_kind == Some("chat.completion") || o.contains_key("choices") {
+    let (mut messages, usage, meta) = if object_kind == Some("chat.completion")
+        || o.contains_key("choices")
+    {
         let choices = array(o.get("choices").unwrap_or(&Value::Null), "response.choices")?;
-        let first = choices.first().ok_or_else(|| err("response.choices", "no choice"))?;
+        let first = choices
+            .first()
+            .ok_or_else(|| err("response.choices", "no choice"))?;
         let msg = first
             .get("message")
             .ok_or_else(|| err("response.choices[0]", "missing \"message\""))?;
@@ -36,13 +40,27 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
         let usage = vec![
             ("input_tokens", input),
             ("output_tokens", output),
-            ("total_tokens", u.get("total_tokens").and_then(Value::as_u64).unwrap_or(input + output)),
-            ("cache_read_input_tokens", count(at_path(u, &["prompt_tokens_details", "cached_tokens"]))),
+            (
+                "total_tokens",
+                u.get("total_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(input + output),
+            ),
+            (
+                "cache_read_input_tokens",
+                count(at_path(u, &["prompt_tokens_details", "cached_tokens"])),
+            ),
         ];
-        let meta = pick(o, &["id", "model"], first.get("finish_reason").map(|f| ("finish_reason", f)));
+        let meta = pick(
+            o,
+            &["id", "model"],
+            first.get("finish_reason").map(|f| ("finish_reason", f)),
+        );
         (vec![m], usage, meta)
     } else if object_kind == Some("response") || (o.contains_key("output") && ty.is_none()) {
-        let output = o.get("output").ok_or_else(|| err("response", "missing \"output\""))?;
+        let output = o
+            .get("output")
+            .ok_or_else(|| err("response", "missing \"output\""))?;
         let items = array(output, "response.output")?;
         let ms = items
             .iter()
@@ -55,12 +73,22 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
         let usage = vec![
             ("input_tokens", input),
             ("output_tokens", output),
-            ("total_tokens", u.get("total_tokens").and_then(Value::as_u64).unwrap_or(input + output)),
-            ("cache_read_input_tokens", count(at_path(u, &["input_tokens_details", "cached_tokens"]))),
+            (
+                "total_tokens",
+                u.get("total_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(input + output),
+            ),
+            (
+                "cache_read_input_tokens",
+                count(at_path(u, &["input_tokens_details", "cached_tokens"])),
+            ),
         ];
         (ms, usage, pick(o, &["id", "model"], None))
     } else if ty == Some("message") && o.get("role").and_then(Value::as_str) == Some("assistant") {
-        let content = o.get("content").ok_or_else(|| err("response", "missing \"content\""))?;
+        let content = o
+            .get("content")
+            .ok_or_else(|| err("response", "missing \"content\""))?;
         let mut turn = Map::new();
         turn.insert("role".into(), Value::String("assistant".into()));
         turn.insert("content".into(), content.clone());
@@ -77,7 +105,11 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
             ("cache_read_input_tokens", read),
             ("cache_creation_input_tokens", created),
         ];
-        (vec![m], usage, pick(o, &["id", "model", "stop_reason"], None))
+        (
+            vec![m],
+            usage,
+            pick(o, &["id", "model", "stop_reason"], None),
+        )
     } else {
         return Err(err(
             "response",
@@ -95,7 +127,11 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
     Ok((messages, usage))
 }
 
-fn pick(o: &Map<String, Value>, keys: &[&str], extra: Option<(&str, &Value)>) -> Map<String, Value> {
+fn pick(
+    o: &Map<String, Value>,
+    keys: &[&str],
+    extra: Option<(&str, &Value)>,
+) -> Map<String, Value> {
     let mut m = Map::new();
     for k in keys {
         if let Some(v) = o.get(*k) {

@@ -1,16 +1,19 @@
 //! Tool definitions: the tool definitions message's `tool` parts in each API's shape, and any
 //! API's `tools` list as the text of the `tool_list` hook (SPEC §4.8).
 
+use super::err;
 use super::interop::{array, kind, object, opt_str, req_str};
 use super::out::J;
-use super::err;
 use crate::error::Result;
 use crate::message::{compact_json, part_type, Content, Message, Part};
 use serde_json::{Map, Value};
 
 fn tool_parts(m: &Message) -> Vec<&Part> {
     match &m.content {
-        Content::Parts(parts) => parts.iter().filter(|p| part_type(p) == Some("tool")).collect(),
+        Content::Parts(parts) => parts
+            .iter()
+            .filter(|p| part_type(p) == Some("tool"))
+            .collect(),
         _ => Vec::new(),
     }
 }
@@ -30,7 +33,12 @@ pub fn openai_chat(m: &Message) -> Option<J<'_>> {
                         f.push(k, J::Val(v));
                     }
                 }
-                Some(J::obj().put("type", J::Str("function")).put("function", f.done()).done())
+                Some(
+                    J::obj()
+                        .put("type", J::Str("function"))
+                        .put("function", f.done())
+                        .done(),
+                )
             })
             .collect(),
     )
@@ -47,7 +55,10 @@ pub fn openai_responses(m: &Message) -> Option<J<'_>> {
                 if let Some(d) = p.get("description").filter(|v| !v.is_null()) {
                     o.push("description", J::Val(d));
                 }
-                o.push("parameters", p.get("parameters").map(J::Val).unwrap_or(J::Null));
+                o.push(
+                    "parameters",
+                    p.get("parameters").map(J::Val).unwrap_or(J::Null),
+                );
                 o.push("strict", p.get("strict").map(J::Val).unwrap_or(J::Null));
                 Some(o.done())
             })
@@ -87,19 +98,31 @@ pub fn tool_list(tools: &Value) -> Result<String> {
         // Chat: {"type": "function", "function": {...}}; Responses: the same flat;
         // Anthropic: {"name", "description", "input_schema"}.
         let (f, place) = match o.get("function") {
-            Some(f) => (object(f, &format!("{at}.function"))?, format!("{at}.function")),
+            Some(f) => (
+                object(f, &format!("{at}.function"))?,
+                format!("{at}.function"),
+            ),
             None => (o, at.clone()),
         };
         if let Some(ty) = opt_str(o, "type", &at)? {
             if ty != "function" && ty != "custom" && !o.contains_key("input_schema") {
-                return Err(err(&format!("{at}.type"), format!("not a function tool: {ty:?}")));
+                return Err(err(
+                    &format!("{at}.type"),
+                    format!("not a function tool: {ty:?}"),
+                ));
             }
         }
         let mut d = Map::new();
-        d.insert("name".into(), Value::String(req_str(f, "name", &place)?.into()));
+        d.insert(
+            "name".into(),
+            Value::String(req_str(f, "name", &place)?.into()),
+        );
         if let Some(desc) = f.get("description").filter(|v| !v.is_null()) {
             if !desc.is_string() {
-                return Err(err(&place, format!("\"description\" must be a string, got {}", kind(desc))));
+                return Err(err(
+                    &place,
+                    format!("\"description\" must be a string, got {}", kind(desc)),
+                ));
             }
             d.insert("description".into(), desc.clone());
         }
@@ -109,7 +132,10 @@ pub fn tool_list(tools: &Value) -> Result<String> {
             .filter(|v| !v.is_null());
         if let Some(p) = params {
             if !p.is_object() {
-                return Err(err(&place, format!("the parameters must be an object, got {}", kind(p))));
+                return Err(err(
+                    &place,
+                    format!("the parameters must be an object, got {}", kind(p)),
+                ));
             }
             d.insert("parameters".into(), p.clone());
         }

@@ -1,0 +1,91 @@
+"""``ctxfold convert --to FORMAT IN OUT`` / ``--from FORMAT IN OUT``, and the demo's exports."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from typing import Any
+
+from .._context import Context
+from ..errors import FormatError
+from . import from_anthropic, from_openai_chat, from_openai_responses, to_anthropic, to_openai_chat, to_openai_responses
+
+FORMATS = ("openai_chat", "openai_responses", "anthropic")
+
+
+def _write_json(dst: str, doc: Any) -> None:
+    """Atomically: a temporary file beside ``dst``, fsynced, then a rename."""
+    folder = os.path.dirname(os.path.abspath(dst))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ctxfold-convert-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dst)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def export(ctx: Context, fmt: str) -> dict[str, Any]:
+    if fmt == "openai_chat":
+        return to_openai_chat(ctx)
+    if fmt == "openai_responses":
+        return to_openai_responses(ctx)
+    return to_anthropic(ctx)
+
+
+def convert_to(fmt: str, src: str, dst: str) -> None:
+    """A saved context → the request JSON (the keyword arguments) of ``fmt``."""
+    ctx = Context.load(src)
+    req = export(ctx, fmt)
+    _write_json(dst, req)
+    key = "input" if fmt == "openai_responses" else "messages"
+    print(f"wrote {dst}: {fmt} request, {len(req[key]):,} {key} from {len(ctx):,} messages")
+
+
+def convert_from(fmt: str, src: str, dst: str) -> None:
+    """A request JSON of ``fmt`` (the keyword arguments, or just the list) → a saved context
+    (version 2) at ``dst``."""
+    with open(src, encoding="utf-8") as f:
+        try:
+            req = json.load(f)
+        except json.JSONDecodeError as e:
+            raise FormatError(f"{src}: not JSON: {e}") from None
+    key = "input" if fmt == "openai_responses" else "messages"
+    if isinstance(req, dict):
+        if key not in req:
+            raise FormatError(f"{src}: a {fmt} request needs {key!r}")
+        body = req[key]
+    else:
+        body = req
+    if fmt == "openai_chat":
+        messages = from_openai_chat(body)
+    elif fmt == "openai_responses":
+        if isinstance(body, str):
+            body = [{"role": "user", "content": body}]
+        messages = from_openai_responses(body)
+        if isinstance(req, dict) and isinstance(req.get("instructions"), str):
+            messages = [*from_openai_responses([{"role": "system", "content": req["instructions"]}]), *messages]
+    else:
+        messages = from_anthropic(body, system=req.get("system") if isinstance(req, dict) else None)
+    ctx = Context(messages=messages)
+    _write_json(dst, ctx.serialize())
+    print(f"wrote {dst}: version 2, {len(ctx):,} messages from a {fmt} request")
+
+
+def demo_exports(ctx: Context, timed: Any) -> None:
+    """The per-turn cost of a real agent loop: a 10% token window, then each export."""
+    budget = ctx.total_token_count() // 10
+    t = time.perf_counter()
+    window = ctx.rolling_token_window(budget) or ctx
+    window_ms = (time.perf_counter() - t) * 1e3
+    print(f"    → window of {len(window):,} messages in {window_ms:.2f} ms; exported:")
+    for fmt in FORMATS:
+        req = timed(f"to_{fmt}(whole transcript)", lambda f=fmt: export(ctx, f))
+        key = "input" if fmt == "openai_responses" else "messages"
+        timed(f"to_{fmt}(10% token window)", lambda f=fmt: export(window, f))
+        print(f"    → {len(req[key]):,} {key}")
