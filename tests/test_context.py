@@ -25,9 +25,12 @@ def replay(ctx: Context) -> list[Message]:
     """The fold, recomputed from events() alone."""
     out: list[Message] = []
     for e in ctx.events():
+        d = e.data
+        if e.type == "remove":
+            del out[d["first"]: d["last"] + 1]
+            continue
         if e.message is None:
             continue
-        d = e.data
         if d["op"] == "insert":
             out.insert(d["position"], e.message)
         else:

@@ -42,6 +42,13 @@ class Fold(RuleBasedStateMachine):
             first, last = sorted((int(a * (n - 1)), int(b * (n - 1))))
             self.ctx.replace_message_range(first, last, Message.system(f"r{self.n}"))
 
+    @rule(a=st.floats(0, 1), b=st.floats(0, 1))
+    def remove(self, a, b):
+        n = len(self.ctx.messages)
+        if n:
+            first, last = sorted((int(a * (n - 1)), int(b * (n - 1))))
+            self.ctx.remove_message_range(first, last)
+
     @rule()
     def tool_call(self):
         self.n += 1
@@ -96,6 +103,13 @@ class FoldWithEverything(RuleBasedStateMachine):
         if n > 2:
             first, last = sorted((2 + int(a * (n - 3)), 2 + int(b * (n - 3))))
             self.ctx.replace_message_range(first, last, Message.system(f"summary {self.n}"))
+
+    @rule(a=st.floats(0, 1), b=st.floats(0, 1))
+    def remove(self, a, b):
+        n = len(replay(self.ctx))
+        if n > 2:
+            first, last = sorted((2 + int(a * (n - 3)), 2 + int(b * (n - 3))))
+            self.ctx.remove_message_range(first, last)
 
     @rule(name=st.sampled_from(["system_prompt", "tools", "messages"]))
     def append(self, name):

@@ -219,40 +219,12 @@ impl<H: MessageHandle> Context<H> {
             }
         }
         let m = match &head {
-            Some(h) if replaces_head => {
-                let mut m = h.message().clone();
-                m.content = match &m.content {
-                    Content::None => Content::Text(format!("\n\n{overlay}")),
-                    Content::Text(t) => Content::Text(format!("{t}\n\n{overlay}")),
-                    Content::Parts(parts) => {
-                        let mut parts = parts.clone();
-                        match parts.iter().rposition(|p| part_type(p) == Some("text")) {
-                            Some(i) => {
-                                let old = parts[i]
-                                    .get("text")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("")
-                                    .to_string();
-                                parts[i].insert(
-                                    "text".into(),
-                                    Value::String(format!("{old}\n\n{overlay}")),
-                                );
-                            }
-                            None => parts.push(text_part(&overlay)),
-                        }
-                        Content::Parts(parts)
-                    }
-                };
-                m
-            }
+            Some(h) if replaces_head => with_overlay(h.message(), &overlay),
             _ => {
-                let mut m = Message::new(Role::System, Content::Text(overlay));
-                m.created_at = head
+                let at = head
                     .as_ref()
                     .map_or(self.created_at, |h| h.message().created_at);
-                // A stable id for as long as the head stays the same.
-                m.id = format!("overlay-{}", self.id);
-                m
+                overlay_message(&overlay, at, &self.id)
             }
         };
         let h = H::wrap(m);
@@ -319,4 +291,43 @@ impl<H: MessageHandle> Context<H> {
             _ => self.messages().pop(),
         }
     }
+}
+
+/// A leading system message with the overlay appended: to its str content, or to the last
+/// text part of its parts (a text part is added if it has none).
+pub(crate) fn with_overlay(m: &Message, overlay: &str) -> Message {
+    let mut m = m.clone();
+    m.content = match &m.content {
+        Content::None => Content::Text(format!("\n\n{overlay}")),
+        Content::Text(t) => Content::Text(format!("{t}\n\n{overlay}")),
+        Content::Parts(parts) => {
+            let mut parts = parts.clone();
+            match parts.iter().rposition(|p| part_type(p) == Some("text")) {
+                Some(i) => {
+                    let old = parts[i]
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    parts[i].insert("text".into(), Value::String(format!("{old}\n\n{overlay}")));
+                }
+                None => parts.push(text_part(overlay)),
+            }
+            Content::Parts(parts)
+        }
+    };
+    m
+}
+
+/// The overlay as a message of its own, for a transcript that does not lead with a system
+/// message. Its id is stable for as long as the head stays the same.
+pub(crate) fn overlay_message(
+    overlay: &str,
+    created_at: crate::time::Micros,
+    context_id: &str,
+) -> Message {
+    let mut m = Message::new(Role::System, Content::Text(overlay.to_string()));
+    m.created_at = created_at;
+    m.id = format!("overlay-{context_id}");
+    m
 }

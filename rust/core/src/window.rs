@@ -3,7 +3,9 @@
 //! O(log n), and a warm window is a binary search over suffix sums plus a scan of one chunk.
 
 use crate::context::{Context, MessageHandle};
+use crate::dynamic::{overlay_message, with_overlay};
 use crate::error::Result;
+use crate::message::Role;
 use crate::tokens::{message_tokens, warm, Encoding};
 
 impl<H: MessageHandle> Context<H> {
@@ -55,56 +57,77 @@ impl<H: MessageHandle> Context<H> {
         Ok((sum as i64 + head_delta) as u64 + prepended)
     }
 
-    /// Tokens of position `p` as shown.
-    fn shown_tokens(&mut self, p: usize, enc: Encoding, head_delta: i64) -> Result<u64> {
-        let t = self.resolved_tokens(p, enc)? as i64;
-        Ok((t + if p == 0 { head_delta } else { 0 }) as u64)
+    /// What the overlay adds to a child whose leading message is the one at position
+    /// `head` (`None`: the child is empty): appended to a leading system message, or a
+    /// message of its own before anything else.
+    fn child_overlay_cost(&mut self, head: Option<usize>, enc: Encoding) -> Result<u64> {
+        let Some(overlay) = self.overlay.clone() else {
+            return Ok(0);
+        };
+        if head == Some(0) {
+            // The parent's own shown head: cached, and counted once.
+            let (delta, prepended) = self.overlay_cost(enc)?;
+            return Ok((delta + prepended as i64).max(0) as u64);
+        }
+        let shown = head.map(|p| self.resolved(self.transcript.get(p).expect("in range")));
+        match shown {
+            Some(h) if h.message().role == Role::System => {
+                let with = message_tokens(&with_overlay(h.message(), &overlay), enc)?;
+                Ok(with.saturating_sub(message_tokens(h.message(), enc)?))
+            }
+            _ => message_tokens(&overlay_message(&overlay, 0, ""), enc),
+        }
     }
 
-    /// The non-special positions the token window keeps; `None` when nothing has to go.
-    pub fn token_window_positions(
+    /// Tokens of the non-special positions from `start` on, as resolved (no overlay).
+    fn suffix_tokens(
         &mut self,
-        max_tokens: u64,
+        start: usize,
+        specials: &[(usize, u64)],
+        slot: usize,
+    ) -> Result<u64> {
+        let t = &self.transcript;
+        if start >= t.len() {
+            return Ok(0);
+        }
+        let c = t.chunk_of(start);
+        let chunk_start = t.chunk_start(c);
+        let mut sum = t.total_tokens(slot) - t.tokens_before_chunk(c, slot);
+        for &(p, tok) in specials {
+            if p >= start {
+                sum -= tok;
+            }
+        }
+        // Every position of the chunk before `start` (specials among them) is not kept.
+        let enc = crate::tokens::ENCODINGS[slot];
+        for p in chunk_start..start {
+            sum -= self.resolved_tokens(p, enc)?;
+        }
+        Ok(sum)
+    }
+
+    /// The smallest start whose non-special suffix costs at most `remaining` (no overlay).
+    fn suffix_start(
+        &mut self,
+        remaining: u64,
+        specials: &[(usize, u64)],
         enc: Encoding,
-    ) -> Result<Option<Vec<usize>>> {
-        self.ensure_sums(enc)?;
-        let (sp, td) = self.special_positions();
-        let specials: Vec<usize> = [sp, td].into_iter().flatten().collect();
-        if self.len() == specials.len() {
-            return Ok(None);
-        }
-        let (head_delta, prepended) = self.overlay_cost(enc)?;
-        let mut fixed = prepended;
-        for &p in &specials {
-            fixed += self.shown_tokens(p, enc, head_delta)?;
-        }
-        let total = self.total_tokens(enc)?;
-        if total <= max_tokens {
-            return Ok(None);
-        }
-        let remaining = max_tokens.saturating_sub(fixed);
+    ) -> Result<usize> {
         let slot = enc.slot();
-        let mut special_tokens = Vec::with_capacity(specials.len());
-        for &p in &specials {
-            special_tokens.push((p, self.resolved_tokens(p, enc)?));
-        }
         let raw_total = self.transcript.total_tokens(slot);
         let t = &self.transcript;
-        // What keeping everything from the start of chunk `c` costs: its suffix sum without
-        // the specials (paid for in `fixed`), with the overlay's change to position 0.
-        // Non-increasing in `c`, so the first chunk that fits is found by binary search.
+        // What keeping everything from the start of chunk `c` costs, without the specials
+        // (paid for apart). Non-increasing in `c`, so the first chunk that fits is found by
+        // binary search.
         let kept_from_chunk = |c: usize| -> u64 {
             let start = t.chunk_start(c);
-            let mut cost = (raw_total - t.tokens_before_chunk(c, slot)) as i64;
-            for &(p, tok) in &special_tokens {
+            let mut cost = raw_total - t.tokens_before_chunk(c, slot);
+            for &(p, tok) in specials {
                 if p >= start {
-                    cost -= tok as i64;
+                    cost -= tok;
                 }
             }
-            if start == 0 && !specials.contains(&0) {
-                cost += head_delta;
-            }
-            cost.max(0) as u64
+            cost
         };
         let (mut lo, mut hi) = (0, t.chunk_count());
         while lo < hi {
@@ -126,10 +149,10 @@ impl<H: MessageHandle> Context<H> {
             // Then message by message, from the end of the chunk before it.
             let before = t.chunk_start(first_chunk - 1);
             for p in (before..start).rev() {
-                if specials.contains(&p) {
+                if specials.iter().any(|&(q, _)| q == p) {
                     continue;
                 }
-                let tok = self.shown_tokens(p, enc, head_delta)?;
+                let tok = self.resolved_tokens(p, enc)?;
                 if used + tok > remaining {
                     break;
                 }
@@ -137,11 +160,51 @@ impl<H: MessageHandle> Context<H> {
                 start = p;
             }
         }
-        let mut kept: Vec<usize> = (start..self.len())
-            .filter(|p| !specials.contains(p))
-            .collect();
-        self.drop_leading_tool_results(&mut kept);
-        Ok(Some(kept))
+        Ok(start)
+    }
+
+    /// The non-special positions the token window keeps; `None` when nothing has to go.
+    /// The budget is judged as the child shows it: wherever the overlay lands there (on a
+    /// kept leading system message, or as a message of its own), its cost is counted.
+    pub fn token_window_positions(
+        &mut self,
+        max_tokens: u64,
+        enc: Encoding,
+    ) -> Result<Option<Vec<usize>>> {
+        self.ensure_sums(enc)?;
+        let (sp, td) = self.special_positions();
+        let mut specials: Vec<usize> = [sp, td].into_iter().flatten().collect();
+        specials.sort_unstable();
+        if self.len() == specials.len() || self.total_tokens(enc)? <= max_tokens {
+            return Ok(None);
+        }
+        let mut special_tokens = Vec::with_capacity(specials.len());
+        for &p in &specials {
+            special_tokens.push((p, self.resolved_tokens(p, enc)?));
+        }
+        let fixed: u64 = special_tokens.iter().map(|&(_, t)| t).sum();
+        let slot = enc.slot();
+        // The overlay costs nothing or more, so the answer starts here or later; it is the
+        // first start from here whose child, overlay included, fits.
+        let mut start =
+            self.suffix_start(max_tokens.saturating_sub(fixed), &special_tokens, enc)?;
+        loop {
+            let mut kept: Vec<usize> = (start..self.len())
+                .filter(|p| specials.binary_search(p).is_err())
+                .collect();
+            self.drop_leading_tool_results(&mut kept);
+            let Some(&first) = kept.first() else {
+                return Ok(Some(kept));
+            };
+            let head = specials.first().map_or(first, |&s| s.min(first));
+            let cost = fixed
+                + self.suffix_tokens(first, &special_tokens, slot)?
+                + self.child_overlay_cost(Some(head), enc)?;
+            if cost <= max_tokens {
+                return Ok(Some(kept));
+            }
+            start = first + 1;
+        }
     }
 
     pub fn rolling_token_window(
