@@ -16,11 +16,13 @@ from ._core import (
 )
 from ._part import install_text_descriptor as _install_text_descriptor
 from ._values import RunContext, SandboxPolicy, Usage
-from .errors import ContextError, DecodeError, FormatError, UnknownAnchorError
+from .errors import ConflictError, ContextError, DecodeError, FormatError, StoreError, UnknownAnchorError
+from .stores import Store, StoredContext
 
 _install_text_descriptor(Part)
 
 __all__ = [
+    "ConflictError",
     "Context",
     "ContextError",
     "DecodeError",
@@ -30,6 +32,9 @@ __all__ = [
     "Part",
     "RunContext",
     "SandboxPolicy",
+    "Store",
+    "StoreError",
+    "StoredContext",
     "SystemPromptMessage",
     "ToolDefinitionsMessage",
     "UnknownAnchorError",

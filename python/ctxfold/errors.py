@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ContextError", "DecodeError", "FormatError", "UnknownAnchorError"]
+__all__ = ["ConflictError", "ContextError", "DecodeError", "FormatError", "StoreError", "UnknownAnchorError"]
 
 
 class ContextError(Exception):
@@ -23,3 +23,14 @@ class UnknownAnchorError(ContextError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class ConflictError(ContextError):
+    """A store holds a newer version of the context than the one being saved (another writer
+    saved first), or the id is taken by a context that did not come from this store. Nothing
+    was written: reload, redo the turn, save again."""
+
+
+class StoreError(ContextError):
+    """A store cannot be used: its schema is newer than this ctxfold, a table is missing, or
+    the database failed. The driver's exception is the ``__cause__``."""

@@ -38,13 +38,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from .. import formats
 from .._context import Context
 from .._core import Message
-from ..errors import FormatError
+from ..errors import ConflictError, FormatError
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.memory import SessionInputCallback
 
-    from .._store import Store
+    from ..stores import Store
 
 __all__ = ["ContextSession"]
 
@@ -289,8 +289,6 @@ class _StoredLog:
         # Optimistic: change the local copy and save it. If another writer saved since the
         # copy was read, the store refuses (ConflictError) and nothing is written: reload and
         # redo the change on what is stored now. No item is lost and none is written twice.
-        from ..errors import ConflictError
-
         with self._lock:
             fresh = self._ctx is None
             for attempt in range(_MAX_ATTEMPTS):

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
-type Core = Context<Handle>;
+pub(crate) type Core = Context<Handle>;
 
 /// One durable fact of a context's log. Immutable; compared by value.
 #[pyclass(name = "Event", module = "ctxfold", frozen)]
@@ -88,7 +88,7 @@ pub struct ContextCore {
 }
 
 impl ContextCore {
-    fn wrap(c: Core) -> ContextCore {
+    pub(crate) fn wrap(c: Core) -> ContextCore {
         ContextCore {
             inner: Mutex::new(c),
         }
@@ -118,7 +118,7 @@ impl ContextCore {
 
     /// Take the lock without ever waiting for it while attached: a thread that holds the lock
     /// may need the interpreter, so waiting is done detached.
-    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Core> {
+    pub(crate) fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Core> {
         loop {
             match self.inner.try_lock() {
                 Ok(g) => return g,

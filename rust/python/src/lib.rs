@@ -6,6 +6,7 @@ mod errors;
 mod formats;
 mod message;
 mod pyser;
+mod store;
 
 use pyo3::prelude::*;
 
@@ -79,5 +80,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_import, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_load, m)?)?;
     Ok(())
 }

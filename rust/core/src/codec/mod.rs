@@ -4,6 +4,7 @@
 
 mod legacy;
 mod read;
+pub mod rows;
 pub mod write;
 
 use crate::context::{Context, MessageHandle};

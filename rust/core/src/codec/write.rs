@@ -114,7 +114,8 @@ impl<H: MessageHandle> Serialize for DataOut<'_, H> {
     }
 }
 
-struct EventOut<'a, H>(&'a Event<H>);
+/// One event as the file's `events` list holds it (a store's rows hold the same text).
+pub struct EventOut<'a, H>(pub &'a Event<H>);
 
 impl<H: MessageHandle> Serialize for EventOut<'_, H> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

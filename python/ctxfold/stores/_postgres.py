@@ -1,0 +1,226 @@
+"""The PostgreSQL backend, through psycopg 3 (``pip install 'ctxfold[postgres]'``).
+
+A save is one statement in autocommit, so one round trip and one transaction: a guarded update
+of the context's head row (``WHERE next_seq = expected``) feeds the inserts of the new events
+and content entries, which insert nothing when the guard matched no row. Concurrent savers of
+one context queue on that row's lock; after the winner commits, the others' guard re-reads the
+new head, matches nothing, and they write nothing — no exception, no table lock. The primary key
+(context, seq) refuses a seq written twice whatever the head says. The schema is in
+``docs/store.md``."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timezone
+from typing import Any, TypeVar
+
+from ..errors import ConflictError, StoreError
+from ._rows import Read, StoredContext, Write
+
+try:
+    import psycopg
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("PostgreSQL stores need psycopg 3: pip install 'ctxfold[postgres]'") from e
+
+__all__ = ["PostgresBackend", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+_TABLES = ("ctxfold_schema", "ctxfold_contexts", "ctxfold_events", "ctxfold_content")
+# Serializes creating the schema between processes that open a new database at once.
+_SCHEMA_LOCK = 0x637478666F6C64  # "ctxfold"
+
+_CREATE = (
+    "CREATE TABLE ctxfold_schema (version integer NOT NULL)",
+    """CREATE TABLE ctxfold_contexts (
+        id                text PRIMARY KEY,
+        next_seq          bigint NOT NULL,
+        created_at        timestamptz NOT NULL,
+        updated_at        timestamptz NOT NULL,
+        message_count     bigint NOT NULL,
+        agent_name        text,
+        origin_context_id text,
+        state             text NOT NULL
+    )""",
+    "CREATE INDEX ctxfold_contexts_by_update ON ctxfold_contexts (updated_at DESC, id)",
+    """CREATE TABLE ctxfold_events (
+        context_id text NOT NULL REFERENCES ctxfold_contexts (id) ON DELETE CASCADE,
+        seq        bigint NOT NULL,
+        data       text NOT NULL,
+        PRIMARY KEY (context_id, seq)
+    )""",
+    """CREATE TABLE ctxfold_content (
+        context_id text NOT NULL REFERENCES ctxfold_contexts (id) ON DELETE CASCADE,
+        ord        bigint NOT NULL,
+        hash       text NOT NULL,
+        text       text NOT NULL,
+        PRIMARY KEY (context_id, hash)
+    )""",
+)
+
+# The rows below `head` go in only when `head` matched a row: an empty `head` inserts nothing.
+_APPEND_TAIL = """
+new_events AS (
+    INSERT INTO ctxfold_events (context_id, seq, data)
+    SELECT head.id, e.seq, e.data
+    FROM head, unnest(%(seqs)s::bigint[], %(datas)s::text[]) AS e (seq, data)
+),
+new_content AS (
+    INSERT INTO ctxfold_content (context_id, ord, hash, text)
+    SELECT head.id, c.ord, c.hash, c.text
+    FROM head, unnest(%(ords)s::bigint[], %(hashes)s::text[], %(texts)s::text[]) AS c (ord, hash, text)
+    ON CONFLICT DO NOTHING
+)
+SELECT count(*) FROM head"""
+
+_APPEND = """WITH head AS (
+    UPDATE ctxfold_contexts
+    SET next_seq = %(head)s, updated_at = now(), message_count = %(count)s, agent_name = %(agent)s,
+        origin_context_id = %(origin)s, state = %(state)s
+    WHERE id = %(id)s AND next_seq = %(expected)s
+    RETURNING id
+),""" + _APPEND_TAIL
+
+_CREATE_AND_APPEND = """WITH head AS (
+    INSERT INTO ctxfold_contexts
+        (id, next_seq, created_at, updated_at, message_count, agent_name, origin_context_id, state)
+    VALUES (%(id)s, %(head)s, %(created_at)s, now(), %(count)s, %(agent)s, %(origin)s, %(state)s)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+),""" + _APPEND_TAIL
+
+
+def _text(s: str | None) -> str | None:
+    """A listing column: PostgreSQL text holds no NUL (the state keeps the exact value)."""
+    return None if s is None else s.replace("\0", "\ufffd")
+
+
+class PostgresBackend:
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._local = threading.local()
+        self._all: list[psycopg.Connection[Any]] = []
+        self._all_lock = threading.Lock()
+        try:
+            self._run(self._ensure_schema)
+        except BaseException:
+            self.close()
+            raise
+
+    def _name(self) -> str:
+        info = psycopg.conninfo.conninfo_to_dict(self._url)
+        return f"postgresql://{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
+
+    # ---- connections -------------------------------------------------------------------
+
+    def _con(self) -> psycopg.Connection[Any]:
+        con: psycopg.Connection[Any] | None = getattr(self._local, "con", None)
+        if con is None or con.closed:
+            con = psycopg.connect(self._url, autocommit=True)
+            with self._all_lock:
+                self._all.append(con)
+            self._local.con = con
+        return con
+
+    def _run(self, op: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``op`` on this thread's connection; database errors become ``StoreError``."""
+        try:
+            return op(self._con())
+        except psycopg.Error as e:
+            raise StoreError(f"{self._name()}: {e}") from e
+
+    def _ensure_schema(self, con: psycopg.Connection[Any]) -> None:
+        with con.transaction():
+            con.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            have = {r[0] for r in con.execute(
+                "SELECT c.relname FROM pg_class c WHERE c.relname = ANY(%s) AND c.relkind IN ('r', 'p') "
+                "AND c.relnamespace = current_schema()::regnamespace", (list(_TABLES),))}
+            if not have:
+                for statement in _CREATE:
+                    con.execute(statement)
+                con.execute("INSERT INTO ctxfold_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+                return
+            if "ctxfold_schema" not in have:
+                raise StoreError(f"{self._name()}: ctxfold tables without ctxfold_schema: not a store this "
+                                 "ctxfold made, or damaged")
+            row = con.execute("SELECT max(version) FROM ctxfold_schema").fetchone()
+            version = row[0] if row else None
+            if not isinstance(version, int):
+                raise StoreError(f"{self._name()}: ctxfold_schema holds no version")
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self._name()}: the store's schema is version {version}, this ctxfold knows "
+                                 f"versions up to {SCHEMA_VERSION}: upgrade ctxfold")
+            missing = [t for t in _TABLES if t not in have]
+            if missing:
+                raise StoreError(f"{self._name()}: schema version {version} but table {', '.join(missing)} "
+                                 "is missing")
+
+    # ---- the backend -------------------------------------------------------------------
+
+    def append(self, w: Write) -> bool:
+        params = {
+            "id": w.id, "expected": w.expected, "head": w.head, "created_at": w.created_at,
+            "count": w.message_count, "agent": _text(w.agent_name), "origin": _text(w.origin_context_id),
+            "state": w.state,
+            "seqs": [s for s, _ in w.events], "datas": [d for _, d in w.events],
+            "ords": [o for o, _, _ in w.content], "hashes": [h for _, h, _ in w.content],
+            "texts": [t for _, _, t in w.content],
+        }
+        sql = _CREATE_AND_APPEND if w.expected is None else _APPEND
+
+        def op(con: psycopg.Connection[Any]) -> bool:
+            row = con.execute(sql, params).fetchone()
+            return row is not None and row[0] == 1
+
+        try:
+            return self._run(op)
+        except StoreError as e:
+            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+                raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
+            raise
+
+    def head(self, context_id: str) -> int | None:
+        row = self._run(lambda con: con.execute(
+            "SELECT next_seq FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone())
+        return None if row is None else int(row[0])
+
+    def read(self, context_id: str) -> Read | None:
+        def op(con: psycopg.Connection[Any]) -> Read | None:
+            # One snapshot for the head and every row below it.
+            with con.transaction():
+                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                row = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s",
+                                  (context_id,)).fetchone()
+                if row is None:
+                    return None
+                content = con.execute("SELECT hash, text FROM ctxfold_content WHERE context_id = %s ORDER BY ord",
+                                      (context_id,)).fetchall()
+                events = con.execute("SELECT seq, data FROM ctxfold_events WHERE context_id = %s ORDER BY seq",
+                                     (context_id,)).fetchall()
+            return Read(head=int(row[0]), state=row[1], content=content, events=events)
+
+        return self._run(op)
+
+    def list(self, limit: int, offset: int) -> list[StoredContext]:
+        rows = self._run(lambda con: con.execute(
+            "SELECT id, created_at, updated_at, next_seq, message_count, agent_name, origin_context_id "
+            "FROM ctxfold_contexts ORDER BY updated_at DESC, id LIMIT %s OFFSET %s", (limit, offset)).fetchall())
+        return [StoredContext(id=r[0], created_at=r[1].astimezone(timezone.utc),
+                              updated_at=r[2].astimezone(timezone.utc), next_seq=r[3], message_count=r[4],
+                              agent_name=r[5], origin_context_id=r[6]) for r in rows]
+
+    def contains(self, context_id: str) -> bool:
+        return self.head(context_id) is not None
+
+    def delete(self, context_id: str) -> bool:
+        # Events and content go with the head row (ON DELETE CASCADE), in the same statement.
+        return self._run(lambda con: con.execute(
+            "DELETE FROM ctxfold_contexts WHERE id = %s", (context_id,)).rowcount == 1)
+
+    def close(self) -> None:
+        with self._all_lock:
+            cons, self._all = self._all, []
+        for con in cons:
+            con.close()

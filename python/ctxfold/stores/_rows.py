@@ -1,0 +1,77 @@
+"""What the store front (``Store``) and a database backend pass each other: one save's rows,
+one load's rows, one listing entry. Plain data; the backends hold the SQL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+__all__ = ["Backend", "Read", "StoredContext", "Write"]
+
+
+@dataclass(frozen=True)
+class StoredContext:
+    """One context as a store lists it (``Store.list``), without loading its events."""
+
+    id: str
+    created_at: datetime
+    updated_at: datetime
+    next_seq: int
+    message_count: int
+    agent_name: str | None
+    origin_context_id: str | None
+
+
+@dataclass(frozen=True)
+class Write:
+    """One save: the guarded append of ``events`` and the state that goes with them.
+
+    ``expected`` is the head the store must be at (``None``: the id must be free); after the
+    save it is at ``head``. ``events`` are (seq, JSON text) from ``expected`` on, ``content``
+    the content-map entries (ord, hash, text) the store may lack."""
+
+    id: str
+    expected: int | None
+    head: int
+    state: str
+    created_at: datetime
+    message_count: int
+    agent_name: str | None
+    origin_context_id: str | None
+    events: list[tuple[int, str]]
+    content: list[tuple[int, str, str]]
+
+
+@dataclass(frozen=True)
+class Read:
+    """One load, read in one snapshot: the head, the state, the content entries as (hash,
+    text) in order and the events as (seq, JSON text) in seq order; text as str or bytes."""
+
+    head: int
+    state: Any
+    content: list[Any]
+    events: list[Any]
+
+
+class Backend(Protocol):
+    """A database holding contexts. Every method may be called from any thread; each
+    raises ``StoreError`` for a failure of the database."""
+
+    def append(self, w: Write) -> bool:
+        """Apply ``w`` in one transaction if the store's head is ``w.expected``; else write
+        nothing and return False. The primary key (context, seq) refuses a seq written twice
+        whatever the head says (``ConflictError``)."""
+        ...
+
+    def head(self, context_id: str) -> int | None: ...
+
+    def read(self, context_id: str) -> Read | None: ...
+
+    def list(self, limit: int, offset: int) -> list[StoredContext]: ...
+
+    def contains(self, context_id: str) -> bool: ...
+
+    def delete(self, context_id: str) -> bool: ...
+
+    def close(self) -> None: ...

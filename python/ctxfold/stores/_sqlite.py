@@ -1,0 +1,225 @@
+"""The SQLite backend: one file in WAL mode, through the standard library's ``sqlite3``.
+
+Each save is one ``BEGIN IMMEDIATE`` transaction (the write lock taken up front, so waiting
+writers queue on ``busy_timeout`` instead of failing): the guarded head update, then the new
+events and content entries. SQLite has one writer per file, so the guard never races; it is
+still the same statement as PostgreSQL's, and the primary key (context, seq) backs it up.
+The schema is in ``docs/store.md``."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import TypeVar
+
+from ..errors import ConflictError, StoreError
+from ._rows import Read, StoredContext, Write
+
+__all__ = ["SQLiteBackend", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+_TABLES = ("ctxfold_schema", "ctxfold_contexts", "ctxfold_events", "ctxfold_content")
+
+_CREATE = """
+CREATE TABLE ctxfold_schema (version INTEGER NOT NULL);
+CREATE TABLE ctxfold_contexts (
+    id                TEXT PRIMARY KEY,
+    next_seq          INTEGER NOT NULL,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL,
+    message_count     INTEGER NOT NULL,
+    agent_name        TEXT,
+    origin_context_id TEXT,
+    state             TEXT NOT NULL
+);
+CREATE INDEX ctxfold_contexts_by_update ON ctxfold_contexts (updated_at DESC, id);
+CREATE TABLE ctxfold_events (
+    context_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    data       TEXT NOT NULL,
+    PRIMARY KEY (context_id, seq)
+);
+CREATE TABLE ctxfold_content (
+    context_id TEXT NOT NULL,
+    ord        INTEGER NOT NULL,
+    hash       TEXT NOT NULL,
+    text       TEXT NOT NULL,
+    PRIMARY KEY (context_id, hash)
+);
+"""
+
+_INSERT_HEAD = """INSERT OR IGNORE INTO ctxfold_contexts
+    (id, next_seq, created_at, updated_at, message_count, agent_name, origin_context_id, state)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+_MOVE_HEAD = """UPDATE ctxfold_contexts
+    SET next_seq = ?, updated_at = ?, message_count = ?, agent_name = ?, origin_context_id = ?, state = ?
+    WHERE id = ? AND next_seq = ?"""
+_INSERT_EVENT = "INSERT INTO ctxfold_events (context_id, seq, data) VALUES (?, ?, ?)"
+_INSERT_CONTENT = "INSERT OR IGNORE INTO ctxfold_content (context_id, ord, hash, text) VALUES (?, ?, ?, ?)"
+
+
+def _iso(t: datetime) -> str:
+    """Fixed-width UTC text, so that text order is time order."""
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _time(s: str) -> datetime:
+    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+class SQLiteBackend:
+    def __init__(self, path: str, *, durable: bool) -> None:
+        self._path = path
+        self._durable = durable
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        folder = os.path.dirname(path)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"sqlite://{path}: cannot create the folder: {e}") from e
+        try:
+            self._run(self._ensure_schema)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- connections -------------------------------------------------------------------
+
+    def _con(self) -> sqlite3.Connection:
+        con: sqlite3.Connection | None = getattr(self._local, "con", None)
+        if con is None:
+            # Autocommit: every transaction is begun explicitly. Closed from any thread by
+            # close(), hence check_same_thread=False; used only by the thread that opened it.
+            con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
+            with self._all_lock:
+                self._all.append(con)
+            self._local.con = con
+        return con
+
+    def _run(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """``op`` on this thread's connection; database errors become ``StoreError``."""
+        try:
+            return op(self._con())
+        except sqlite3.Error as e:
+            raise StoreError(f"sqlite://{self._path}: {e}") from e
+
+    @contextmanager
+    def _transaction(self, con: sqlite3.Connection, begin: str) -> Iterator[None]:
+        con.execute(begin)
+        try:
+            yield
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
+        if con.in_transaction:  # a refused append has rolled back already
+            con.execute("COMMIT")
+
+    def _ensure_schema(self, con: sqlite3.Connection) -> None:
+        with self._transaction(con, "BEGIN IMMEDIATE"):
+            have = {r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ctxfold\\_%' ESCAPE '\\'")}
+            if not have & set(_TABLES):
+                for statement in _CREATE.split(";"):
+                    if statement.strip():
+                        con.execute(statement)
+                con.execute("INSERT INTO ctxfold_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+                return
+            if "ctxfold_schema" not in have:
+                raise StoreError(f"sqlite://{self._path}: ctxfold tables without ctxfold_schema: not a store "
+                                 "this ctxfold made, or damaged")
+            row = con.execute("SELECT max(version) FROM ctxfold_schema").fetchone()
+            version = row[0] if row else None
+            if not isinstance(version, int):
+                raise StoreError(f"sqlite://{self._path}: ctxfold_schema holds no version")
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"sqlite://{self._path}: the store's schema is version {version}, this ctxfold "
+                                 f"knows versions up to {SCHEMA_VERSION}: upgrade ctxfold")
+            missing = [t for t in _TABLES if t not in have]
+            if missing:
+                raise StoreError(f"sqlite://{self._path}: schema version {version} but table "
+                                 f"{', '.join(missing)} is missing")
+
+    # ---- the backend -------------------------------------------------------------------
+
+    def append(self, w: Write) -> bool:
+        def op(con: sqlite3.Connection) -> bool:
+            now = _iso(datetime.now(timezone.utc))
+            with self._transaction(con, "BEGIN IMMEDIATE"):
+                if w.expected is None:
+                    cur = con.execute(_INSERT_HEAD, (w.id, w.head, _iso(w.created_at), now, w.message_count,
+                                                     w.agent_name, w.origin_context_id, w.state))
+                else:
+                    cur = con.execute(_MOVE_HEAD, (w.head, now, w.message_count, w.agent_name,
+                                                   w.origin_context_id, w.state, w.id, w.expected))
+                if cur.rowcount != 1:
+                    con.execute("ROLLBACK")
+                    return False
+                con.executemany(_INSERT_EVENT, [(w.id, seq, data) for seq, data in w.events])
+                if w.content:
+                    con.executemany(_INSERT_CONTENT, [(w.id, o, h, t) for o, h, t in w.content])
+            return True
+
+        try:
+            return self._run(op)
+        except StoreError as e:
+            if isinstance(e.__cause__, sqlite3.IntegrityError):
+                raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
+            raise
+
+    def head(self, context_id: str) -> int | None:
+        row = self._run(lambda con: con.execute(
+            "SELECT next_seq FROM ctxfold_contexts WHERE id = ?", (context_id,)).fetchone())
+        return None if row is None else int(row[0])
+
+    def read(self, context_id: str) -> Read | None:
+        def op(con: sqlite3.Connection) -> Read | None:
+            # One read transaction: one snapshot of the head and the rows below it. Text comes
+            # as the bytes SQLite holds (no str per row), for the core to read.
+            with self._transaction(con, "BEGIN"):
+                row = con.execute("SELECT next_seq, CAST(state AS BLOB) FROM ctxfold_contexts WHERE id = ?",
+                                  (context_id,)).fetchone()
+                if row is None:
+                    return None
+                content = con.execute("SELECT CAST(hash AS BLOB), CAST(text AS BLOB) FROM ctxfold_content "
+                                      "WHERE context_id = ? ORDER BY ord", (context_id,)).fetchall()
+                events = con.execute("SELECT seq, CAST(data AS BLOB) FROM ctxfold_events WHERE context_id = ? "
+                                     "ORDER BY seq", (context_id,)).fetchall()
+            return Read(head=int(row[0]), state=row[1], content=content, events=events)
+
+        return self._run(op)
+
+    def list(self, limit: int, offset: int) -> list[StoredContext]:
+        rows = self._run(lambda con: con.execute(
+            "SELECT id, created_at, updated_at, next_seq, message_count, agent_name, origin_context_id "
+            "FROM ctxfold_contexts ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (limit, offset)).fetchall())
+        return [StoredContext(id=r[0], created_at=_time(r[1]), updated_at=_time(r[2]), next_seq=r[3],
+                              message_count=r[4], agent_name=r[5], origin_context_id=r[6]) for r in rows]
+
+    def contains(self, context_id: str) -> bool:
+        return self.head(context_id) is not None
+
+    def delete(self, context_id: str) -> bool:
+        def op(con: sqlite3.Connection) -> bool:
+            with self._transaction(con, "BEGIN IMMEDIATE"):
+                con.execute("DELETE FROM ctxfold_events WHERE context_id = ?", (context_id,))
+                con.execute("DELETE FROM ctxfold_content WHERE context_id = ?", (context_id,))
+                return con.execute("DELETE FROM ctxfold_contexts WHERE id = ?", (context_id,)).rowcount == 1
+
+        return self._run(op)
+
+    def close(self) -> None:
+        with self._all_lock:
+            cons, self._all = self._all, []
+        for con in cons:
+            con.close()
