@@ -11,12 +11,11 @@ import asyncio
 import itertools
 from pathlib import Path
 
+import ctxfold
 import pytest
 from agents import SQLiteSession
 from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
 from conftest import SIZES
-
-import ctxfold
 from ctxfold.adapters.openai_agents import ContextSession
 
 _turns = itertools.count()
@@ -37,7 +36,9 @@ def turn() -> list[dict]:
         {"call_id": call, "output": '{"temp": 21, "sky": "clear", "wind": "3 km/h NW"}', "type": "function_call_output"},
         {
             "id": f"msg_{t}",
-            "content": [{"annotations": [], "text": f"City {t}: 21°C, clear, light wind.", "type": "output_text", "logprobs": []}],
+            "content": [
+                {"annotations": [], "text": f"City {t}: 21°C, clear, light wind.", "type": "output_text", "logprobs": []}
+            ],
             "role": "assistant",
             "status": "completed",
             "type": "message",

@@ -17,10 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import ctxfold
 from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
-
-import ctxfold
 from ctxfold.adapters.openai_agents import ContextSession
 
 set_tracing_disabled(True)
@@ -57,7 +56,8 @@ async def main(db: Path) -> None:
     items = await again.get_items()
     print(f"\n{len(items)} items in the session:")
     for item in items:
-        print("  ", item.get("type", "message"), item.get("role", ""), str(item.get("content") or item.get("output") or item.get("arguments"))[:60])
+        what = item.get("content") or item.get("output") or item.get("arguments")
+        print("  ", item.get("type", "message"), item.get("role", ""), str(what)[:60])
 
     ctx = again.context
     print(f"\nthe Context behind it: {ctx.message_count} messages, {ctx.total_token_count('o200k_base')} tokens (o200k_base)")

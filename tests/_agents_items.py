@@ -81,7 +81,9 @@ FILE_SEARCH: Item = {
     "queries": ["quarterly revenue"],
     "status": "completed",
     "type": "file_search_call",
-    "results": [{"file_id": "file-1", "filename": "q3.pdf", "score": 0.92, "text": "Revenue grew 12%", "attributes": {"year": 2025}}],
+    "results": [
+        {"file_id": "file-1", "filename": "q3.pdf", "score": 0.92, "text": "Revenue grew 12%", "attributes": {"year": 2025}}
+    ],
 }
 CODE_INTERPRETER: Item = {
     "id": "ci_1",
@@ -91,7 +93,9 @@ CODE_INTERPRETER: Item = {
     "status": "completed",
     "type": "code_interpreter_call",
 }
-IMAGE_GENERATION: Item = {"id": "ig_1", "result": "iVBORw0KGgoAAAANSUhEUg==", "status": "completed", "type": "image_generation_call"}
+IMAGE_GENERATION: Item = {
+    "id": "ig_1", "result": "iVBORw0KGgoAAAANSUhEUg==", "status": "completed", "type": "image_generation_call"
+}
 COMPUTER_CALL: Item = {
     "id": "cu_1",
     "action": {"button": "left", "type": "click", "x": 10, "y": 20},

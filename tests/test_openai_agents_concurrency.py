@@ -8,9 +8,8 @@ import asyncio
 import multiprocessing
 from collections import Counter
 
-from _agents_support import run
-
 import ctxfold
+from _agents_support import run
 from ctxfold.adapters.openai_agents import ContextSession
 
 
@@ -72,14 +71,14 @@ def test_processes_adding_to_one_session(tmp_path):
     ContextSession("procs", url).close()
     writers = [f"p{i}" for i in range(4)]
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_process_writer, args=(url, w, 40, 2)) for w in writers]
+    procs = [ctx.Process(target=_process_writer, args=(url, w, 25, 2)) for w in writers]
     for p in procs:
         p.start()
     for p in procs:
         p.join(120)
         assert p.exitcode == 0, f"writer exited with {p.exitcode}"
     session = ContextSession("procs", url)
-    check_all_landed(run(session.get_items()), writers, 40, 2)
+    check_all_landed(run(session.get_items()), writers, 25, 2)
     # the stored log is whole: seqs contiguous, one insert per item
     assert [e.seq for e in session.context.events()] == list(range(len(session.context.events())))
     session.close()

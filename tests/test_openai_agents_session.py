@@ -7,17 +7,16 @@ import copy
 import json
 import sys
 
+import ctxfold
 import pytest
 from _agents_items import CATALOGUE
 from _agents_support import BACKENDS, Backends, exact, run
 from agents.memory import Session, SessionSettings
+from ctxfold.adapters.openai_agents import ContextSession
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.responses import ResponseInputItemParam
 from pydantic import TypeAdapter
-
-import ctxfold
-from ctxfold.adapters.openai_agents import ContextSession
 
 
 @pytest.fixture(params=BACKENDS)

@@ -214,10 +214,10 @@ class Event:
     def __ge__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-@final
 EVENT_TYPES: tuple[str, ...]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
+@final
 class ContextCore:
     """The Rust context behind ``ctxfold.Context``: the log, the fold, anchors, windows, codec.
     Not meant to be used directly."""

@@ -16,7 +16,6 @@ from typing import Any
 import agents
 import agents.memory
 import agents.memory.sqlite_session as sdk_sqlite
-
 from ctxfold.adapters.openai_agents import ContextSession
 
 

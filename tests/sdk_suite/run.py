@@ -41,7 +41,8 @@ def main(argv: list[str]) -> int:
     v = version("openai-agents")
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", f"openai-agents=={v}", "-d", tmp],
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+             f"openai-agents=={v}", "-d", tmp],
             check=True,
         )
         (sdist,) = Path(tmp).glob("openai_agents-*.tar.gz")
