@@ -1,8 +1,9 @@
 """The OpenAI Agents SDK session, side by side (issue 11): ctxfold's ContextSession on a SQLite
 ``ctxfold.Store`` vs the SDK's file-backed ``SQLiteSession`` vs its ``SQLAlchemySession`` on
 SQLite (aiosqlite), with ``n`` items of history already stored. Per call: ``add_items`` of one
-turn (user message, function call, its output, the answer) and ``get_items()`` /
-``get_items(limit=50)``. Targets: add_items flat in ``n`` and not slower than SQLiteSession;
+turn (user message, reasoning, function call, its output, the answer) and ``get_items()`` /
+``get_items(limit=50)``. ``ContextSession in memory`` (no store) is there to show the
+adapter's own cost apart from the store's. Targets: add_items flat in ``n`` and not slower than SQLiteSession;
 get_items(limit) independent of ``n``."""
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ def turn() -> list[dict]:
     return [
         {"role": "user", "content": f"Question {t}: what is the weather in city number {t}?"},
         {
+            "id": f"rs_{t}",
+            "summary": [{"text": "I should look it up.", "type": "summary_text"}],
+            "type": "reasoning",
+            "encrypted_content": "gAAAAABo" + "x" * 200,
+        },
+        {
             "arguments": f'{{"city": "city {t}"}}',
             "call_id": call,
             "name": "get_weather",
@@ -47,7 +54,7 @@ def turn() -> list[dict]:
 
 
 def history(n: int) -> list[dict]:
-    return [i for _ in range(n // 4) for i in turn()]
+    return [i for _ in range(n // 5) for i in turn()]
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +78,8 @@ def sessions(tmp_path_factory, loop):
                 store = ctxfold.Store(f"sqlite:///{root / f'ctxfold-{n}.db'}")
                 stores.append(store)
                 s: object = ContextSession(f"bench-{n}", store)
+            elif impl == "ContextSession in memory":
+                s = ContextSession(f"bench-{n}")
             elif impl == "SQLiteSession":
                 s = SQLiteSession(f"bench-{n}", root / f"sdk-{n}.sqlite3")
             else:
@@ -89,7 +98,7 @@ def sessions(tmp_path_factory, loop):
         st.close()
 
 
-IMPLS = ["ctxfold", "SQLiteSession", "SQLAlchemySession"]
+IMPLS = ["ctxfold", "ContextSession in memory", "SQLiteSession", "SQLAlchemySession"]
 
 
 @pytest.mark.parametrize("n", SIZES)
