@@ -220,7 +220,9 @@ def test_materialize_and_hooks():
     with pytest.raises(ValueError):
         ctx.materialize({"tool_filter": '["("]'})
     assert len(ctx.events()) == n and [p.name for p in ctx.messages[1].parts] == ["search"]
-    assert list(ctx.hook_index.values())[0][0] is sp
+    # hook_index lists the messages as `messages` shows them (issue 8: resolved, not raw).
+    assert list(ctx.hook_index.values())[0][0] is ctx.messages[0]
+    assert ctx.messages[0].id == sp.id
     child = Context.create(parent_context=ctx)
     assert child.content_map == ctx.content_map and child.origin_context_id == ctx.id
     assert child.id not in ctx.children

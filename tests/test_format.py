@@ -30,6 +30,7 @@ def contexts() -> list[Context]:
     agent.log_event("turn_start", {"turn": 7, "note": None})
     agent.add_message(Message.assistant("calls", tool_calls=[{"id": "c9", "name": "f", "arguments": {"x": 1}}]))
     agent.patch_dangling_tool_calls()
+    agent.remove_message_range(3, 5)
     child = agent.rolling_sequence_window(50)
     assert child is not None
     return [empty, rich_context(), agent, child, agent.strip_thinking()]

@@ -446,10 +446,9 @@ def _iso(t: datetime) -> str:
 
 def _parse_time(s: str, where: str) -> datetime:
     try:
-        t = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError as e:
-        raise DecodeError(f"{where}: unparsable time {s!r}") from e
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+        return _core.parse_time(s)
+    except DecodeError as e:
+        raise DecodeError(f"{where}: {e}") from None
 
 
 def _check(v: Any, types: type | tuple[type, ...], where: str) -> Any:

@@ -215,6 +215,8 @@ class Event:
     def __hash__(self) -> int: ...
 
 EVENT_TYPES: tuple[str, ...]
+
+def parse_time(text: str) -> datetime: ...
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 @final

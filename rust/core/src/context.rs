@@ -4,9 +4,9 @@
 
 use crate::anchors::Anchors;
 use crate::event::{Event, EventType};
+use crate::fold::Transcript;
 use crate::message::Message;
 use crate::time::{self, Micros};
-use crate::transcript::Transcript;
 use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -200,13 +200,20 @@ impl<H: MessageHandle> Context<H> {
         self.shown_head = None;
     }
 
-    /// Hook id → the transcript messages carrying it, in transcript order.
-    pub fn hook_index(&self) -> IndexMap<String, Vec<H>> {
+    /// Hook id → the transcript messages carrying it, in transcript order, as `messages`
+    /// shows them.
+    pub fn hook_index(&mut self) -> IndexMap<String, Vec<H>> {
         let mut idx: IndexMap<String, Vec<H>> = IndexMap::new();
-        for s in self.transcript.iter() {
-            let h = self.handle(s);
-            for id in &h.message().hook_ids {
-                idx.entry(id.clone()).or_default().push(h.clone());
+        let hooked: Vec<(usize, u32)> = self
+            .transcript
+            .iter()
+            .enumerate()
+            .filter(|&(_, s)| self.hooked.contains(s))
+            .collect();
+        for (p, s) in hooked {
+            let shown = self.shown_at(p);
+            for id in &self.handle(s).message().hook_ids {
+                idx.entry(id.clone()).or_default().push(shown.clone());
             }
         }
         idx

@@ -16,8 +16,9 @@ pub enum Error {
     Decode(String),
     /// A file that does not exist (`FileNotFoundError`).
     NotFound(String),
-    /// Any other I/O failure (`OSError`).
-    Io(String),
+    /// Any other I/O failure (`OSError`, with the OS error number when there is one, so the
+    /// binding can raise the matching subclass: `PermissionError`, `IsADirectoryError`, …).
+    Io(String, Option<i32>),
     /// A provider message that cannot be converted, or a strict export that would need
     /// repairs (`FormatError`, a `ValueError`).
     Format(String),
@@ -48,13 +49,25 @@ impl fmt::Display for Error {
             | Error::UnknownAnchor(m)
             | Error::Decode(m)
             | Error::NotFound(m)
-            | Error::Io(m)
+            | Error::Io(m, _)
             | Error::Format(m) => f.write_str(m),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+    /// An I/O failure at `path`, keeping its OS error number.
+    pub fn io(path: &std::path::Path, e: &std::io::Error) -> Error {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::NotFound(format!("no such file: {}", path.display()))
+            }
+            _ => Error::Io(format!("{}: {e}", path.display()), e.raw_os_error()),
+        }
+    }
+}
 
 fn join_path(place: &str, m: &str) -> String {
     let is_path = |p: &str| {

@@ -2,38 +2,10 @@
 //! handles), with a fresh log, the anchor layout kept, and lineage recorded.
 
 use crate::context::{Context, MessageHandle, Seed};
-use crate::error::{Error, Result};
-use crate::message::{part_type, Content, Kind};
+use crate::message::{part_type, Content};
 use crate::time;
 
 impl<H: MessageHandle> Context<H> {
-    fn first_of_kind(&self, anchor: &str, kind: Kind) -> Option<usize> {
-        let (start, end) = self.anchors.partition(anchor)?;
-        (start..end.min(self.len()))
-            .find(|&p| self.raw_at(p).is_some_and(|h| h.message().kind == kind))
-    }
-
-    /// Positions of the special messages: the first `SystemPromptMessage` in the
-    /// `system_prompt` partition and the first `ToolDefinitionsMessage` in `tools`.
-    pub fn special_positions(&self) -> (Option<usize>, Option<usize>) {
-        (
-            self.first_of_kind("system_prompt", Kind::SystemPrompt),
-            self.first_of_kind("tools", Kind::ToolDefinitions),
-        )
-    }
-
-    pub fn system_prompt_message(&self) -> Option<H> {
-        self.special_positions()
-            .0
-            .and_then(|p| self.raw_at(p).cloned())
-    }
-
-    pub fn tool_definitions_message(&self) -> Option<H> {
-        self.special_positions()
-            .1
-            .and_then(|p| self.raw_at(p).cloned())
-    }
-
     /// A child made of `messages` (in order) with `anchors` already laid out for them.
     fn child_of(&mut self, seeds: Vec<Seed<H>>, anchors: crate::anchors::Anchors) -> Context<H> {
         let mut child = Context::new(crate::message::new_id(), time::now());
@@ -119,34 +91,6 @@ impl<H: MessageHandle> Context<H> {
             .map(|(p, _)| p)
             .collect();
         self.fork(&kept, sp, td)
-    }
-
-    /// Drop tool results at the start of a kept suffix: a window never begins with one.
-    pub(crate) fn drop_leading_tool_results(&self, kept: &mut Vec<usize>) {
-        let n = kept
-            .iter()
-            .take_while(|&&p| self.raw_at(p).is_some_and(|h| h.message().is_tool_result()))
-            .count();
-        kept.drain(..n);
-    }
-
-    /// The last `count` non-special messages; `None` when that is all of them.
-    pub fn rolling_sequence_window(&mut self, count: i64) -> Result<Option<Context<H>>> {
-        let count = usize::try_from(count)
-            .map_err(|_| Error::Value(format!("count must be non-negative, got {count}")))?;
-        let (sp, td) = self.special_positions();
-        let specials = [sp, td].iter().flatten().count();
-        if count >= self.len() - specials {
-            return Ok(None);
-        }
-        let mut kept: Vec<usize> = (0..self.len())
-            .rev()
-            .filter(|p| Some(*p) != sp && Some(*p) != td)
-            .take(count)
-            .collect();
-        kept.reverse();
-        self.drop_leading_tool_results(&mut kept);
-        Ok(Some(self.fork(&kept, None, None)))
     }
 
     /// Every `thinking` part removed; a message left with no parts and no tool calls is skipped.

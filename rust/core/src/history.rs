@@ -5,7 +5,7 @@ use crate::context::{Context, MessageHandle};
 use crate::dynamic::hook_id;
 use crate::error::{Error, Result};
 use crate::event::Op;
-use crate::transcript::Transcript;
+use crate::fold::Transcript;
 use indexmap::IndexMap;
 use serde_json::Value;
 use std::collections::HashSet;

@@ -8,16 +8,15 @@ pub mod context;
 pub mod dynamic;
 pub mod error;
 pub mod event;
-pub mod fenwick;
+pub mod fold;
 pub mod fork;
 pub mod formats;
 pub mod history;
+pub mod json;
 pub mod log;
 pub mod message;
-pub mod pretokenize;
 pub mod time;
 pub mod tokens;
-pub mod transcript;
 pub mod window;
 
 pub use context::{Context, MessageHandle};

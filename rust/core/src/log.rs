@@ -115,7 +115,7 @@ impl<H: MessageHandle> Context<H> {
             });
         }
         let seqs: Vec<u32> = (0..n as u32).collect();
-        self.transcript = crate::transcript::Transcript::from_seqs(&seqs);
+        self.transcript = crate::fold::Transcript::from_seqs(&seqs);
     }
 
     /// What a child's insert event needs of the message at fold seq `seq`, read from this

@@ -9,11 +9,9 @@ use pyo3::types::{
 };
 use serde_json::{Map, Number, Value};
 
-/// How deep a value given from Python may nest. Files nest it a few levels further, and the
-/// reader refuses documents deeper than 128 levels (serde_json's guard against stack
-/// exhaustion), so anything deeper could be saved but never loaded; it would also recurse here
-/// without bound.
-pub const MAX_DEPTH: usize = 100;
+/// How deep a value given from Python may nest (the core's rule; it also bounds the
+/// recursion here).
+pub use ctxfold_core::json::MAX_DEPTH;
 
 /// An int argument of any size (an index, a count, a budget). Values beyond 64 bits saturate,
 /// so a huge index reads as out of range, as SPEC asks, rather than raising `OverflowError`;
@@ -186,9 +184,12 @@ pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
 /// A datetime as microseconds since the epoch; a naive one is taken as UTC.
 pub fn micros(o: &Bound<'_, PyAny>) -> PyResult<Micros> {
     let py = o.py();
+    if let Ok(s) = o.cast::<PyString>() {
+        return ctxfold_core::time::parse_iso(&string(s)?).map_err(crate::errors::to_py);
+    }
     let dt = o
         .cast::<PyDateTime>()
-        .map_err(|_| PyTypeError::new_err("created_at must be a datetime"))?;
+        .map_err(|_| PyTypeError::new_err("created_at must be a datetime or an ISO 8601 str"))?;
     let dt = if dt.get_tzinfo().is_some() {
         dt.call_method1("astimezone", (PyTzInfo::utc(py)?,))?
             .cast_into::<PyDateTime>()?

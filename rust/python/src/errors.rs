@@ -3,7 +3,10 @@
 //! (`DecodeError` is a `ValueError`, `UnknownAnchorError` a `KeyError`).
 
 use ctxfold_core::Error;
-use pyo3::exceptions::{PyFileNotFoundError, PyIndexError, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOSError, PyTypeError, PyValueError};
+
+/// `No such file or directory`, the same number on every platform.
+const ENOENT: i32 = 2;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -29,8 +32,10 @@ pub fn to_py(e: Error) -> PyErr {
         Error::Value(m) => PyValueError::new_err(m),
         Error::Index(m) => PyIndexError::new_err(m),
         Error::Type(m) => PyTypeError::new_err(m),
-        Error::NotFound(m) => PyFileNotFoundError::new_err(m),
-        Error::Io(m) => PyOSError::new_err(m),
+        // OSError(errno, strerror) picks the subclass for the errno (PEP 3151).
+        Error::NotFound(m) => PyOSError::new_err((ENOENT, m)),
+        Error::Io(m, Some(errno)) => PyOSError::new_err((errno, m)),
+        Error::Io(m, None) => PyOSError::new_err(m),
         Error::Decode(m) => match class(py, &DECODE_ERROR, "DecodeError") {
             Ok(c) => PyErr::from_type(c.into_bound(py), m),
             Err(e) => e,

@@ -52,6 +52,14 @@ fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
     py.detach(|| ctxfold_core::tokens::count_text(text, e)).py()
 }
 
+/// An ISO 8601 time as an aware UTC datetime, by the core's rules (a naive time is UTC; the
+/// instant must fall within years 1 to 9999 in UTC); else `DecodeError`.
+#[pyfunction]
+fn parse_time<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
+    use errors::IntoPyResult;
+    convert::datetime(py, ctxfold_core::time::parse_iso(text).py()?)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -82,5 +90,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_load, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     Ok(())
 }

@@ -82,14 +82,20 @@ fn anchors_from(v: Option<&Value>, key: &str, len: usize) -> Result<Option<Ancho
 }
 
 /// The anchors found under `key`, or the defaults: everything is a message.
+/// The anchors a document names, or the defaults. A document without the `messages` anchor
+/// gets it back at the end of the transcript, so that what loads can always be appended to.
 pub(super) fn anchors_or_default(v: Option<&Value>, key: &str, len: usize) -> Result<Anchors> {
-    Ok(anchors_from(v, key, len)?.unwrap_or_else(|| {
+    let mut anchors = anchors_from(v, key, len)?.unwrap_or_else(|| {
         Anchors::from_list(vec![
             ("system_prompt".into(), 0),
             ("tools".into(), 0),
             ("messages".into(), len),
         ])
-    }))
+    });
+    if anchors.get("messages").is_none() {
+        anchors.add("messages", len, len, true)?;
+    }
+    Ok(anchors)
 }
 
 /// Each entry of `messages` read by `read`; an error says which entry.

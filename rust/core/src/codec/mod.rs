@@ -41,7 +41,7 @@ impl<H: MessageHandle> Context<H> {
     pub fn to_json_bytes(&mut self, runtime: &Map<String, Value>) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(256 * self.events.len() + 1024);
         serde_json::to_writer(&mut out, &self.document(runtime))
-            .map_err(|e| Error::Io(format!("cannot encode: {e}")))?;
+            .map_err(|e| Error::Io(format!("cannot encode: {e}"), None))?;
         Ok(out)
     }
 
@@ -68,12 +68,7 @@ impl<H: MessageHandle> Context<H> {
     }
 
     pub fn load_file(path: &Path) -> Result<Loaded<H>> {
-        let bytes = std::fs::read(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::NotFound(format!("no such file: {}", path.display()))
-            }
-            _ => Error::Io(format!("{}: {e}", path.display())),
-        })?;
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
         Self::load_bytes(&bytes).map_err(|e| match e {
             Error::Decode(m) => Error::Decode(format!("{}: {m}", path.display())),
             other => other,
@@ -119,7 +114,56 @@ pub fn check_file_id(id: &str) -> Result<()> {
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
-    Error::Io(format!("{}: {e}", path.display()))
+    Error::io(path, &e)
+}
+
+/// Remove the temporary files that writers of `dir/name` left when they were killed
+/// mid-save (`.<name>.<pid>.<uuid>.tmp`), so a crash loop cannot fill the disk. A file whose
+/// writer may still be alive is never touched: this process's own, and any whose process
+/// exists (on Unix, asked with `kill(pid, 0)`; elsewhere, where that cannot be asked cheaply,
+/// only files untouched for a day count as dead).
+fn remove_dead_writers_litter(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file
+            .to_str()
+            .and_then(|f| f.strip_prefix(&prefix))
+            .and_then(|f| f.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && writer_is_dead(pid, &entry) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(unix)]
+fn writer_is_dead(pid: u32, _entry: &std::fs::DirEntry) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
+    let alive = unsafe { libc::kill(pid, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    !alive
+}
+
+#[cfg(not(unix))]
+fn writer_is_dead(_pid: u32, entry: &std::fs::DirEntry) -> bool {
+    entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > std::time::Duration::from_secs(24 * 3600))
 }
 
 /// Write `dir/name` atomically, the content streamed by `write` (no copy of the file in
@@ -132,6 +176,7 @@ pub fn write_atomic_with(
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    remove_dead_writers_litter(dir, name);
     let target = dir.join(name);
     let tmp = dir.join(format!(
         ".{name}.{}.{}.tmp",

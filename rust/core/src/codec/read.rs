@@ -87,10 +87,23 @@ pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> R
         },
         Some(_) => return decode("missing or invalid version field"),
     };
-    let runtime = super::RUNTIME_KEYS
+    let runtime: Map<String, Value> = super::RUNTIME_KEYS
         .iter()
         .filter_map(|k| top.fields.get(*k).map(|v| (k.to_string(), v.clone())))
         .collect();
+    // Whatever loads must save again: the runtime fields go back through Python, where
+    // values nest at most MAX_DEPTH levels, and times must fit Python's datetime.
+    for (k, v) in &runtime {
+        if crate::json::depth(v) + 1 > crate::json::MAX_DEPTH {
+            return decode(format!(
+                "{k}: nested deeper than {} levels",
+                crate::json::MAX_DEPTH
+            ));
+        }
+    }
+    if let Some(Value::String(t)) = runtime.get("started_at") {
+        time::parse_iso(t).map_err(|e| e.at("started_at"))?;
+    }
     Ok(Loaded {
         context,
         runtime,

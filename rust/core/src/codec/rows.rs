@@ -64,7 +64,7 @@ impl<H: MessageHandle> Serialize for StateOut<'_, H> {
 }
 
 fn encode<T: Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| Error::Io(format!("cannot encode: {e}")))
+    serde_json::to_string(v).map_err(|e| Error::Io(format!("cannot encode: {e}"), None))
 }
 
 impl<H: MessageHandle> Context<H> {

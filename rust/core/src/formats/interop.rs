@@ -265,7 +265,7 @@ pub fn arguments_text(v: Option<&Value>) -> std::borrow::Cow<'_, str> {
     match v {
         Some(Value::String(s)) => std::borrow::Cow::Borrowed(s),
         None | Some(Value::Null) => std::borrow::Cow::Borrowed("{}"),
-        Some(other) => std::borrow::Cow::Owned(crate::message::compact_json(other)),
+        Some(other) => std::borrow::Cow::Owned(crate::json::compact_json(other)),
     }
 }
 

@@ -204,7 +204,7 @@ fn result_content<'a>(c: Option<&'a Value>, media: &mut Vec<J<'a>>) -> J<'a> {
             text_and_media(items.iter().filter_map(Value::as_object), media)
         }
         None | Some(Value::Null) => J::Str(""),
-        Some(other) => J::String(crate::message::compact_json(other)),
+        Some(other) => J::String(crate::json::compact_json(other)),
     }
 }
 

@@ -64,7 +64,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                                     false,
                                 )),
                                 None | Some(Value::Null) => J::Str(""),
-                                Some(other) => J::String(crate::message::compact_json(other)),
+                                Some(other) => J::String(crate::json::compact_json(other)),
                             },
                             None,
                         ),

@@ -5,7 +5,8 @@ use super::err;
 use super::interop::{array, kind, object, opt_str, req_str};
 use super::out::J;
 use crate::error::Result;
-use crate::message::{compact_json, part_type, Content, Message, Part};
+use crate::json::compact_json;
+use crate::message::{part_type, Content, Message, Part};
 use serde_json::{Map, Value};
 
 fn tool_parts(m: &Message) -> Vec<&Part> {

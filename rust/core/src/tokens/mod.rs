@@ -2,8 +2,11 @@
 //! `tiktoken-rs`, and a per-message cache so a message is counted once per encoding.
 
 use crate::error::{Error, Result};
-use crate::message::{compact_json, part_type, Content, Message, MEDIA_TYPES};
-use crate::pretokenize::{Counter, Split};
+use crate::json::compact_json;
+use crate::message::{part_type, Content, Message, MEDIA_TYPES};
+mod pretokenize;
+
+use pretokenize::{Counter, Split};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::HashSet;

@@ -4,7 +4,7 @@
 //! (position → chunk in O(log n)) and one per encoding over their token sums (a token window is
 //! a search over suffix sums, O(log n), then a scan of one chunk).
 
-use crate::fenwick::Fenwick;
+use super::fenwick::Fenwick;
 use crate::tokens::ENCODINGS;
 
 const CHUNK: usize = 512;

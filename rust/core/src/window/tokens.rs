@@ -3,8 +3,8 @@
 //! O(log n), and a warm window is a binary search over suffix sums plus a scan of one chunk.
 
 use crate::context::{Context, MessageHandle};
-use crate::dynamic::{overlay_message, with_overlay};
 use crate::error::Result;
+use crate::fold::{overlay_message, with_overlay};
 use crate::message::Role;
 use crate::tokens::{message_tokens, warm, Encoding};
 

@@ -27,10 +27,6 @@ impl Fenwick {
         self.tree.len().saturating_sub(1)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Add `delta` (two's complement for a decrease) to value `i`.
     pub fn add(&mut self, i: usize, delta: u64) {
         let mut k = i + 1;

@@ -1,0 +1,166 @@
+//! The shown view: `messages` as a caller reads it — the fold with dynamic messages resolved
+//! (cached until the bindings change) and the system-prompt overlay applied to its head.
+
+use crate::context::{Context, MessageHandle};
+use crate::message::{part_type, text_part, Content, Message, Role};
+use serde_json::Value;
+
+impl<H: MessageHandle> Context<H> {
+    /// The message as shown: with its hooks resolved. Derived messages are cached until the
+    /// bindings change.
+    pub(crate) fn resolved(&mut self, seq: u32) -> H {
+        let h = self.handle(seq);
+        if !self.hooked.contains(seq) {
+            return h.clone();
+        }
+        if let Some(r) = self.resolved.get(&seq) {
+            return r.clone();
+        }
+        let r = match self.resolve(h.message()) {
+            Some(m) => H::wrap(m),
+            None => h.clone(),
+        };
+        self.resolved.insert(seq, r.clone());
+        r
+    }
+
+    /// The leading message as shown when an overlay is set: the leading system message with
+    /// the overlay appended, or a new system message. `None` without an overlay.
+    pub(crate) fn overlay_head(&mut self) -> Option<(bool, H)> {
+        let overlay = self.overlay.clone()?;
+        let head_seq = self.transcript.get(0);
+        let key = head_seq.unwrap_or(u32::MAX);
+        let head = head_seq.map(|s| self.resolved(s));
+        let replaces_head = head
+            .as_ref()
+            .is_some_and(|h| h.message().role == Role::System);
+        if let Some((k, h)) = &self.shown_head {
+            if *k == key {
+                return Some((replaces_head, h.clone()));
+            }
+        }
+        let m = match &head {
+            Some(h) if replaces_head => with_overlay(h.message(), &overlay),
+            _ => {
+                let at = head
+                    .as_ref()
+                    .map_or(self.created_at, |h| h.message().created_at);
+                overlay_message(&overlay, at, &self.id)
+            }
+        };
+        let h = H::wrap(m);
+        self.shown_head = Some((key, h.clone()));
+        Some((replaces_head, h))
+    }
+
+    /// `messages`: the fold with dynamic messages resolved and the overlay applied.
+    pub fn messages(&mut self) -> Vec<H> {
+        let mut out = Vec::with_capacity(self.len() + 1);
+        self.visit_messages(|h| out.push(h.clone()));
+        out
+    }
+
+    /// Visit `messages` in order without collecting them (the binding builds its list
+    /// straight from the handles).
+    pub fn visit_messages(&mut self, mut f: impl FnMut(&H)) {
+        let skip = match self.overlay_head() {
+            Some((replaces, h)) => {
+                f(&h);
+                usize::from(replaces)
+            }
+            None => 0,
+        };
+        if self.hooked.any() {
+            self.resolve_fold();
+        }
+        for s in self.transcript.iter().skip(skip) {
+            f(self.shown(s));
+        }
+    }
+
+    /// Resolve every dynamic message of the fold into the cache, so reads can borrow.
+    pub(crate) fn resolve_fold(&mut self) {
+        let pending: Vec<u32> = self
+            .transcript
+            .iter()
+            .filter(|&s| self.hooked.contains(s) && !self.resolved.contains_key(&s))
+            .collect();
+        for s in pending {
+            self.resolved(s);
+        }
+    }
+
+    /// The message at a fold seq as shown, after `resolve_fold`.
+    pub(crate) fn shown(&self, seq: u32) -> &H {
+        let h = self.handle(seq);
+        if !self.hooked.contains(seq) {
+            return h;
+        }
+        self.resolved.get(&seq).unwrap_or(h)
+    }
+
+    /// The message at transcript position `p` (< len) as `messages` shows it: the same
+    /// object, resolved, with the overlay when it lands there.
+    pub fn shown_at(&mut self, p: usize) -> H {
+        if p == 0 {
+            if let Some((true, h)) = self.overlay_head() {
+                return h;
+            }
+        }
+        let s = self.transcript.get(p).expect("in range");
+        self.resolved(s)
+    }
+
+    pub fn shown_len(&mut self) -> usize {
+        match self.overlay_head() {
+            Some((false, _)) => self.len() + 1,
+            _ => self.len(),
+        }
+    }
+
+    pub fn last_shown(&mut self) -> Option<H> {
+        match self.transcript.get(self.len().wrapping_sub(1)) {
+            Some(s) if self.len() > 1 || self.overlay.is_none() => Some(self.resolved(s)),
+            _ => self.messages().pop(),
+        }
+    }
+}
+
+/// A leading system message with the overlay appended: to its str content, or to the last
+/// text part of its parts (a text part is added if it has none).
+pub(crate) fn with_overlay(m: &Message, overlay: &str) -> Message {
+    let mut m = m.clone();
+    m.content = match &m.content {
+        Content::None => Content::Text(format!("\n\n{overlay}")),
+        Content::Text(t) => Content::Text(format!("{t}\n\n{overlay}")),
+        Content::Parts(parts) => {
+            let mut parts = parts.clone();
+            match parts.iter().rposition(|p| part_type(p) == Some("text")) {
+                Some(i) => {
+                    let old = parts[i]
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    parts[i].insert("text".into(), Value::String(format!("{old}\n\n{overlay}")));
+                }
+                None => parts.push(text_part(overlay)),
+            }
+            Content::Parts(parts)
+        }
+    };
+    m
+}
+
+/// The overlay as a message of its own, for a transcript that does not lead with a system
+/// message. Its id is stable for as long as the head stays the same.
+pub(crate) fn overlay_message(
+    overlay: &str,
+    created_at: crate::time::Micros,
+    context_id: &str,
+) -> Message {
+    let mut m = Message::new(Role::System, Content::Text(overlay.to_string()));
+    m.created_at = created_at;
+    m.id = format!("overlay-{context_id}");
+    m
+}
