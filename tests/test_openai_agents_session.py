@@ -249,6 +249,17 @@ def test_token_window_never_starts_on_a_tool_result(backend):
     assert out == history[3:]
 
 
+def test_a_closed_session_refuses_calls(backend):
+    s = backend.session()
+    run(s.add_items([user("a")]))
+    s.close()
+    s.close()
+    for call in (s.get_items(), s.add_items([user("b")]), s.pop_item(), s.clear_session()):
+        with pytest.raises(RuntimeError, match="closed"):
+            run(call)
+    assert run(backend.session().get_items()) == ([] if backend.kind == "memory" else [user("a")])
+
+
 def test_repr_and_bad_arguments(tmp_path):
     assert "memory" in repr(ContextSession("r"))
     with pytest.raises(ValueError):

@@ -81,6 +81,7 @@ class ContextSession:
             coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
         )
         self._log: _MemoryLog | _StoredLog = _MemoryLog(session_id) if store is None else _StoredLog(session_id, store)
+        self._closed = False
 
     # ---- the Context behind the session ----------------------------------------------------
 
@@ -101,6 +102,7 @@ class ContextSession:
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The latest ``limit`` items in order (``session_settings.limit`` when ``limit`` is
         ``None``; all of them when both are ``None``; ``0`` → ``[]``), each exactly as added."""
+        self._check_open()
         n = resolve_session_limit(limit, self.session_settings)
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
             raise ValueError(f"limit must be None or an int >= 0, got {n!r}")
@@ -109,6 +111,7 @@ class ContextSession:
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items, one message each. A malformed item → ``ctxfold.FormatError`` and
         nothing is added."""
+        self._check_open()
         messages = _messages(items)
         if messages:
             await self._log.write(lambda ctx: ctx.add_messages(messages))
@@ -116,6 +119,7 @@ class ContextSession:
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the last item (a ``remove`` event: the log keeps it) and return it exactly as
         it was added; ``None`` when the session is empty."""
+        self._check_open()
 
         def pop(ctx: Context) -> TResponseInputItem | None:
             last = ctx.last_message()
@@ -130,6 +134,7 @@ class ContextSession:
     async def clear_session(self) -> None:
         """Remove every item (one ``remove`` event; none when already empty). The log keeps
         them: ``context.messages_at(seq)`` still reads the past."""
+        self._check_open()
         await self._log.write(lambda ctx: ctx.clear())
 
     # ---- extras ------------------------------------------------------------------------------
@@ -151,9 +156,16 @@ class ContextSession:
         return combine
 
     def close(self) -> None:
-        """Close the store if this session opened it from a URL (a store passed in is the
-        caller's to close)."""
-        self._log.close()
+        """End the session: its calls then raise ``RuntimeError``, as a closed
+        ``SQLiteSession``'s do. Closes the store if this session opened it from a URL (a store
+        passed in is the caller's to close). Closing twice is harmless."""
+        if not self._closed:
+            self._closed = True
+            self._log.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"ContextSession {self.session_id!r} is closed")
 
     def __repr__(self) -> str:
         where = "memory" if self.store is None else "store"
