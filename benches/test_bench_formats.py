@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import SIZES
+from ctxfold import formats
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, convert_to_openai_messages
 from test_bench import filled
-
-from ctxfold import formats
 
 
 def chat_loop(messages):
@@ -24,8 +23,14 @@ def chat_loop(messages):
             d = {"role": "assistant", "content": content}
             if m.tool_calls:
                 d["tool_calls"] = [
-                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]
-                     if isinstance(c["arguments"], str) else json_compact(c["arguments"])}}
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {
+                            "name": c["name"],
+                            "arguments": c["arguments"] if isinstance(c["arguments"], str) else json_compact(c["arguments"]),
+                        },
+                    }
                     for c in m.tool_calls
                 ]
             out.append(d)
@@ -51,7 +56,9 @@ def anthropic_loop(messages):
                 blocks += [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]} for c in m.tool_calls]
             out.append({"role": "assistant", "content": blocks})
         elif m.role == "tool":
-            out.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}]})
+            out.append(
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}]}
+            )
         else:
             out.append({"role": "user", "content": m.content})
     return out
@@ -69,9 +76,14 @@ def langchain(messages):
         if m.role == "user":
             out.append(HumanMessage(m.content))
         elif m.role == "assistant":
-            content = m.content if isinstance(m.content, str) else [
-                {"type": "text", "text": p.text} for p in m.content if p.type == "text"]
-            out.append(AIMessage(content, tool_calls=[{"id": c["id"], "name": c["name"], "args": c["arguments"]} for c in m.tool_calls]))
+            content = (
+                m.content
+                if isinstance(m.content, str)
+                else [{"type": "text", "text": p.text} for p in m.content if p.type == "text"]
+            )
+            out.append(
+                AIMessage(content, tool_calls=[{"id": c["id"], "name": c["name"], "args": c["arguments"]} for c in m.tool_calls])
+            )
         elif m.role == "tool":
             out.append(ToolMessage(m.content, tool_call_id=m.tool_call_id))
     return out
@@ -95,7 +107,9 @@ def test_to_anthropic(record, n):
     lc = langchain(ctx.messages)
     record("to_anthropic", n, "ctxfold", lambda: formats.to_anthropic(ctx))
     record("to_anthropic", n, "python loop", lambda: anthropic_loop(ctx.messages))
-    record("to_anthropic", n, "langchain convert (openai)", lambda: convert_to_openai_messages(lc), rounds=1 if n >= 100_000 else 3)
+    record(
+        "to_anthropic", n, "langchain convert (openai)", lambda: convert_to_openai_messages(lc), rounds=1 if n >= 100_000 else 3
+    )
 
 
 @pytest.mark.parametrize("n", [s for s in SIZES if s >= 100_000] or SIZES[-1:])

@@ -47,15 +47,16 @@ def check_chat(req: dict[str, Any]) -> None:
     i = 0
     while i < len(msgs):
         m = msgs[i]
-        assert m["content"] != [], m
+        assert m.get("content") != [], m
         if m["role"] == "assistant":
             calls = m.get("tool_calls") or []
-            assert m["content"] is not None or calls, m
+            assert m.get("content") is not None or calls, m
             ids = [c["id"] for c in calls]
             assert len(set(ids)) == len(ids)
             for c in calls:
                 assert 1 <= len(c["id"]) <= 40
-                assert isinstance(c["function"]["arguments"], str)
+                body = c["function"] if c["type"] == "function" else c["custom"]
+                assert isinstance(body.get("arguments", body.get("input")), str)
             answered = []
             j = i + 1
             while j < len(msgs) and msgs[j]["role"] == "tool":

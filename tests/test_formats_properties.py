@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 
 from _sdk import check_anthropic, check_chat, check_responses, no_reasoning_leak
+from ctxfold import Context, Message, Part, ToolDefinitionsMessage, formats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxfold import Context, Message, Part, ToolDefinitionsMessage, formats
-
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 texts = st.one_of(st.just(""), st.just("  \n"), st.text(max_size=20))
 ids = st.one_of(
@@ -78,8 +77,14 @@ def transcripts(draw):
             elif how == "tool_image":
                 msgs.append(Message("tool", [Part.text("see"), IMAGE], tool_call_id=cid))
             elif how == "part":
-                msgs.append(Message.user([Part.tool_result(cid, draw(st.sampled_from(["r", [Part.text("r").to_dict(), IMAGE.to_dict()]]))),
-                                          Part.text(draw(texts))]))
+                msgs.append(
+                    Message.user(
+                        [
+                            Part.tool_result(cid, draw(st.sampled_from(["r", [Part.text("r").to_dict(), IMAGE.to_dict()]]))),
+                            Part.text(draw(texts)),
+                        ]
+                    )
+                )
             elif how == "later":
                 msgs.append(Message.user("interlude"))
                 msgs.append(Message.tool(cid, "late"))
@@ -139,8 +144,16 @@ def chat_requests(draw):
         cids = [i for i in draw(st.lists(word_ids, max_size=3, unique=True)) if i not in used]
         used.update(cids)
         if cids:
-            out.append({"role": "assistant", "content": draw(st.sampled_from([None, draw(safe)])), "tool_calls": [
-                {"id": c, "type": "function", "function": {"name": "f", "arguments": draw(st.text(max_size=10))}} for c in cids]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": draw(st.sampled_from([None, draw(safe)])),
+                    "tool_calls": [
+                        {"id": c, "type": "function", "function": {"name": "f", "arguments": draw(st.text(max_size=10))}}
+                        for c in cids
+                    ],
+                }
+            )
             for c in cids:
                 out.append({"role": "tool", "tool_call_id": c, "content": draw(safe)})
         out.append({"role": "assistant", "content": draw(safe)})
@@ -159,7 +172,9 @@ def anthropic_requests(draw):
         if draw(st.booleans()):
             blocks.append({"type": "thinking", "thinking": draw(st.text(max_size=10)), "signature": draw(safe)})
         blocks.append({"type": "text", "text": draw(safe)})
-        blocks += [{"type": "tool_use", "id": c, "name": "f", "input": {"x": draw(st.integers())}} for c in cids]
+        blocks += [
+            {"type": "tool_use", "id": c, "name": "f", "input": {"x": draw(st.integers(-(2**63), 2**63 - 1))}} for c in cids
+        ]
         out.append({"role": "assistant", "content": blocks})
         if cids:
             res = [{"type": "tool_result", "tool_use_id": c, "content": draw(safe)} for c in draw(st.permutations(cids))]
@@ -177,16 +192,29 @@ def responses_requests(draw):
     for n in range(draw(st.integers(1, 4))):
         out.append({"role": "user", "content": draw(safe)})
         if draw(st.booleans()):
-            out.append({"type": "reasoning", "id": f"rs_{n}", "summary": [{"type": "summary_text", "text": draw(st.text(max_size=8))}],
-                        "encrypted_content": draw(safe)})
+            out.append(
+                {
+                    "type": "reasoning",
+                    "id": f"rs_{n}",
+                    "summary": [{"type": "summary_text", "text": draw(st.text(max_size=8))}],
+                    "encrypted_content": draw(safe),
+                }
+            )
         cids = [i for i in draw(st.lists(word_ids, max_size=3, unique=True)) if i not in used]
         used.update(cids)
         for c in cids:
             out.append({"type": "function_call", "call_id": c, "name": "f", "arguments": draw(st.text(max_size=10))})
         for c in cids:
             out.append({"type": "function_call_output", "call_id": c, "output": draw(safe)})
-        out.append({"type": "message", "role": "assistant", "id": f"msg_{n}", "status": "completed",
-                    "content": [{"type": "output_text", "text": draw(safe), "annotations": []}]})
+        out.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": f"msg_{n}",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": draw(safe), "annotations": []}],
+            }
+        )
     return out
 
 
@@ -198,7 +226,9 @@ def test_generated_chat_requests_round_trip(p):
 
 
 @SETTINGS
-@given(anthropic_requests(), st.sampled_from([None, "sys", [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]]))
+@given(
+    anthropic_requests(), st.sampled_from([None, "sys", [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]])
+)
 def test_generated_anthropic_requests_round_trip(p, system):
     out = formats.to_anthropic(formats.from_anthropic(p, system=system), strict=True)
     want = ({"system": system} if system is not None else {}) | {"messages": p}

@@ -76,10 +76,6 @@ class Context:
         self.notify = notify
         self.cancellation_check = cancellation_check
         self.approval_handler = approval_handler
-        # The next_seq at the last save to or load from a store (SPEC §11); None before. The
-        # store also remembers which store and what state text that was, to skip empty saves.
-        self.stored_seq: int | None = None
-        self._stored_state: tuple[str, str] | None = None
         seed = [_as_message(m) for m in messages]
         if seed:
             self._core.extend(seed, "messages")
@@ -289,6 +285,13 @@ class Context:
             return
         self._publish(event)
 
+    def add_response(self, response: Any) -> None:
+        """Append what a provider answered — an OpenAI ``ChatCompletion`` (first choice), an
+        OpenAI ``Response`` (its output items), an Anthropic ``Message``; the SDK object or its
+        dict — and add its usage. Any other shape: ``FormatError``, nothing appended."""
+        messages, usage = _core.format_response(response)
+        self.add_messages(messages)
+        self.add_usage(usage)
     def remove_message(self, index: int) -> None:
         self.remove_message_range(index, index)
 
@@ -311,14 +314,6 @@ class Context:
             "ctxfold: %s range %d..%d is outside the %d-message transcript; nothing done",
             what, first, last, len(self._core),
         )
-
-    def add_response(self, response: Any) -> None:
-        """Append what a provider answered — an OpenAI ``ChatCompletion`` (first choice), an
-        OpenAI ``Response`` (its output items), an Anthropic ``Message``; the SDK object or its
-        dict — and add its usage. Any other shape: ``FormatError``, nothing appended."""
-        messages, usage = _core.format_response(response)
-        self.add_messages(messages)
-        self.add_usage(usage)
 
     def patch_dangling_tool_calls(self) -> None:
         for e in self._core.patch_dangling_tool_calls():

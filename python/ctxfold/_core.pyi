@@ -18,6 +18,13 @@ __all__ = [
     "hook_id",
     "encodings",
     "count_text",
+    "format_export",
+    "format_import",
+    "format_response",
+    "format_tool_list",
+    "EVENT_TYPES",
+    "BOOKKEEPING_EVENT_TYPES",
+    "parse_time",
 ]
 
 __version__: str
@@ -48,24 +55,6 @@ def format_tool_list(tools: Iterable[Any]) -> str:
 
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""
-
-# ---- the store's rows (SPEC §11; ctxfold/stores) ----------------------------------------
-
-def store_rows(
-    core: ContextCore, stored_seq: int | None, runtime: dict[str, _JSON]
-) -> tuple[int, int, str, list[tuple[int, str]], list[tuple[int, str, str]]]:
-    """(next_seq, message count, state JSON, events since ``stored_seq`` as (seq, JSON),
-    content entries the store lacks as (ord, hash, JSON string))."""
-
-def store_load(
-    id: str,
-    head: int,
-    state: bytes | str,
-    content: Iterable[Sequence[bytes | str]],
-    events: Iterable[Sequence[int | bytes | str]],
-) -> tuple[ContextCore, dict[str, _JSON], bool]:
-    """(core, runtime fields, versioned) from a store's rows; ``DecodeError`` names the
-    context and seq of a bad row."""
 
 @final
 class Part:
@@ -214,7 +203,7 @@ class Event:
     def __ge__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-EVENT_TYPES: tuple[str, ...]
+EVENT_TYPES: list[str]
 
 def parse_time(text: str) -> datetime: ...
 BOOKKEEPING_EVENT_TYPES: frozenset[str]

@@ -108,11 +108,11 @@ def tool_list(tools: Iterable[Any]) -> str:
 # ---- frameworks (optional extras, imported on first use) -----------------------------------
 
 
-def to_langchain(src: Source) -> list[Any]:
+def to_langchain(src: Source, *, strict: bool = False) -> list[Any]:
     """The transcript as LangChain ``BaseMessage`` objects (needs ``ctxfold[langchain]``)."""
     from ._langchain import to_langchain as f
 
-    return f(src)
+    return f(src, strict=strict)
 
 
 def from_langchain(messages: Iterable[Any]) -> list[Message]:
@@ -122,11 +122,11 @@ def from_langchain(messages: Iterable[Any]) -> list[Message]:
     return f(messages)
 
 
-def to_pydantic_ai(src: Source) -> list[Any]:
+def to_pydantic_ai(src: Source, *, strict: bool = False) -> list[Any]:
     """The transcript as Pydantic AI ``ModelMessage`` objects (needs ``ctxfold[pydantic-ai]``)."""
     from ._pydantic_ai import to_pydantic_ai as f
 
-    return f(src)
+    return f(src, strict=strict)
 
 
 def from_pydantic_ai(messages: Iterable[Any]) -> list[Message]:

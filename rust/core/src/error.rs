@@ -16,12 +16,12 @@ pub enum Error {
     Decode(String),
     /// A file that does not exist (`FileNotFoundError`).
     NotFound(String),
-    /// Any other I/O failure (`OSError`, with the OS error number when there is one, so the
-    /// binding can raise the matching subclass: `PermissionError`, `IsADirectoryError`, …).
-    Io(String, Option<i32>),
     /// A provider message that cannot be converted, or a strict export that would need
     /// repairs (`FormatError`, a `ValueError`).
     Format(String),
+    /// Any other I/O failure (`OSError`, with the OS error number when there is one, so the
+    /// binding can raise the matching subclass: `PermissionError`, `IsADirectoryError`, …).
+    Io(String, Option<i32>),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -49,8 +49,8 @@ impl fmt::Display for Error {
             | Error::UnknownAnchor(m)
             | Error::Decode(m)
             | Error::NotFound(m)
-            | Error::Io(m, _)
             | Error::Format(m) => f.write_str(m),
+            Error::Io(m, _) => f.write_str(m),
         }
     }
 }

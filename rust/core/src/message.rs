@@ -174,16 +174,7 @@ impl Message {
                 other => other,
             })?;
         }
-        if let Content::Parts(parts) = &self.content {
-            for (i, p) in parts.iter().enumerate() {
-                if !matches!(p.get("type"), Some(Value::String(_))) {
-                    return Err(Error::Value(format!(
-                        "content[{i}]: a part needs a string \"type\""
-                    )));
-                }
-            }
-        }
-        Ok(())
+        check_parts(&self.content)
     }
 
     /// Content as parts: a str becomes one text part, `None` none.
@@ -266,115 +257,20 @@ impl Message {
         }
         out
     }
-
-    /// Read what `Message.to_dict()` writes, or any subset of it (`role` required, the rest defaulted).
-    /// Errors are `Value`/`Type` errors; decoders turn them into located `Decode` errors.
-    pub fn from_json(v: &Value) -> Result<Message> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| Error::Type("a message must be an object".into()))?;
-        let role = match obj.get("role") {
-            Some(Value::String(s)) => Role::parse(s)?,
-            Some(_) => return Err(Error::Type("role must be a string".into())),
-            None => return Err(Error::Value("a message needs a role".into())),
-        };
-        let content = content_from_json(obj.get("content").unwrap_or(&Value::Null))
-            .map_err(|e| prefix(e, "content"))?;
-        let mut m = Message::new(role, content);
-        m.name = opt_string(obj.get("name"), "name")?;
-        m.tool_call_id = opt_string(obj.get("tool_call_id"), "tool_call_id")?;
-        match obj.get("tool_calls") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(a)) => {
-                for (i, c) in a.iter().enumerate() {
-                    match c {
-                        Value::Object(o) => m.tool_calls.push(o.clone()),
-                        _ => return Err(Error::Type(format!("tool_calls[{i}] must be an object"))),
-                    }
-                }
-            }
-            Some(_) => return Err(Error::Type("tool_calls must be a list".into())),
-        }
-        match obj.get("metadata") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(o)) => m.metadata = o.clone(),
-            Some(_) => return Err(Error::Type("metadata must be an object".into())),
-        }
-        match obj.get("created_at") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => {
-                m.created_at = time::parse_iso(s).map_err(|e| prefix(e, "created_at"))?
-            }
-            Some(_) => return Err(Error::Type("created_at must be an ISO-8601 string".into())),
-        }
-        match obj.get("id") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => m.id = s.clone(),
-            Some(_) => return Err(Error::Type("id must be a string".into())),
-        }
-        match obj.get("hook_ids") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(a)) => {
-                for h in a {
-                    match h {
-                        Value::String(s) => m.hook_ids.push(s.clone()),
-                        _ => return Err(Error::Type("hook_ids must be strings".into())),
-                    }
-                }
-            }
-            Some(_) => return Err(Error::Type("hook_ids must be a list".into())),
-        }
-        match obj.get("_type") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => m.kind = Kind::from_type_name(s),
-            Some(_) => return Err(Error::Type("_type must be a string".into())),
-        }
-        m.validate()?;
-        Ok(m)
-    }
 }
 
-fn prefix(e: Error, place: &str) -> Error {
-    match e {
-        Error::Value(m) => Error::Value(format!("{place}: {m}")),
-        Error::Type(m) => Error::Type(format!("{place}: {m}")),
-        Error::Decode(m) => Error::Decode(format!("{place}: {m}")),
-        other => other,
-    }
-}
-
-fn opt_string(v: Option<&Value>, what: &str) -> Result<Option<String>> {
-    match v {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(Error::Type(format!("{what} must be a string or null"))),
-    }
-}
-
-pub fn content_from_json(v: &Value) -> Result<Content> {
-    match v {
-        Value::Null => Ok(Content::None),
-        Value::String(s) => Ok(Content::Text(s.clone())),
-        Value::Array(a) => {
-            let mut parts = Vec::with_capacity(a.len());
-            for (i, p) in a.iter().enumerate() {
-                match p {
-                    Value::Object(o) if matches!(o.get("type"), Some(Value::String(_))) => {
-                        parts.push(o.clone())
-                    }
-                    _ => {
-                        return Err(Error::Value(format!(
-                            "[{i}] must be a part object with a string \"type\""
-                        )))
-                    }
-                }
+/// Every part of a parts list has a string `type`.
+pub fn check_parts(content: &Content) -> Result<()> {
+    if let Content::Parts(parts) = content {
+        for (i, p) in parts.iter().enumerate() {
+            if !matches!(p.get("type"), Some(Value::String(_))) {
+                return Err(Error::Value(format!(
+                    "content[{i}]: a part needs a string \"type\""
+                )));
             }
-            Ok(Content::Parts(parts))
         }
-        _ => Err(Error::Type(
-            "content must be a string, a list of parts or null".into(),
-        )),
     }
+    Ok(())
 }
 
 pub fn validate_tool_call(call: &Map<String, Value>) -> Result<()> {

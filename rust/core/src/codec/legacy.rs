@@ -2,10 +2,11 @@
 //! without events, and the Python seed's versionless layout. These are rare and small next to
 //! version 2 files, so they work on JSON values. Also the header fields every layout shares.
 
+use super::message_in::content_from_json;
 use crate::anchors::Anchors;
 use crate::context::{Context, MessageHandle, Seed};
 use crate::error::{decode, Error, Result};
-use crate::message::{content_from_json, Content, Kind, Message};
+use crate::message::{Content, Kind, Message};
 use crate::time;
 use serde_json::{Map, Value};
 

@@ -3,6 +3,7 @@
 //! nothing is built until the whole input has been checked.
 
 mod legacy;
+mod message_in;
 mod read;
 pub mod rows;
 pub mod write;

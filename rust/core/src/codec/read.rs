@@ -5,14 +5,15 @@
 //! in order.
 
 use super::legacy;
+use super::message_in::MessageIn;
 use super::Loaded;
 use crate::context::{Context, MessageHandle};
 use crate::error::{decode, Error, Result};
 use crate::event::{EventType, Op};
-use crate::message::{Content, Kind, Message, Role};
+use crate::message::Message;
 use crate::time;
 use rayon::prelude::*;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -343,94 +344,8 @@ impl<'de> Deserialize<'de> for SurfaceIn<'de> {
     }
 }
 
-/// A message as files hold it (`Message.to_dict()` or any subset with a role).
-#[derive(Deserialize)]
-pub(super) struct MessageIn<'a> {
-    #[serde(borrow)]
-    role: Cow<'a, str>,
-    #[serde(default)]
-    content: ContentIn,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    tool_calls: Option<Vec<Map<String, Value>>>,
-    #[serde(default)]
-    tool_call_id: Option<String>,
-    #[serde(default)]
-    metadata: Option<Map<String, Value>>,
-    #[serde(default, borrow)]
-    created_at: Option<Cow<'a, str>>,
-    #[serde(default)]
-    id: Option<String>,
-    #[serde(default)]
-    hook_ids: Option<Vec<String>>,
-    #[serde(default, rename = "_type", borrow)]
-    kind: Option<Cow<'a, str>>,
-}
-
-impl MessageIn<'_> {
-    pub fn build(self) -> Result<Message> {
-        let created_at = match self.created_at {
-            Some(t) => time::parse_iso(&t).map_err(|e| e.at("created_at"))?,
-            None => time::now(),
-        };
-        let mut m = Message::new_with(
-            Role::parse(&self.role).map_err(|e| e.at("role"))?,
-            self.content.0,
-            self.id,
-            created_at,
-        );
-        m.name = self.name;
-        m.tool_calls = self.tool_calls.unwrap_or_default();
-        m.tool_call_id = self.tool_call_id;
-        m.metadata = self.metadata.unwrap_or_default();
-        m.hook_ids = self.hook_ids.unwrap_or_default();
-        m.kind = self.kind.map_or(Kind::Plain, |k| Kind::from_type_name(&k));
-        m.validate()?;
-        Ok(m)
-    }
-}
-
-#[derive(Default)]
-struct ContentIn(Content);
-
-impl<'de> Deserialize<'de> for ContentIn {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ContentIn;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string, a list of parts or null")
-            }
-            fn visit_unit<E: de::Error>(self) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::None))
-            }
-            fn visit_none<E: de::Error>(self) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::None))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::Text(s.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> std::result::Result<ContentIn, E> {
-                Ok(ContentIn(Content::Text(s)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<ContentIn, A::Error> {
-                let mut parts = Vec::with_capacity(a.size_hint().unwrap_or(0));
-                while let Some(p) = a.next_element::<Map<String, Value>>()? {
-                    parts.push(p);
-                }
-                Ok(ContentIn(Content::Parts(parts)))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// An object key, borrowed from the input unless it holds escapes.
-struct Key<'a>(Cow<'a, str>);
+pub(crate) struct Key<'a>(Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {

@@ -18,8 +18,14 @@ use serde_json::{Map, Value};
 
 const F: Format = Format::Anthropic;
 
+/// The keys a text block may have besides its type.
+const TEXT_KEYS: &[&str] = &["text", "cache_control", "citations"];
+
+/// Whitespace-only, counting as whitespace what either Unicode or Python does (Python's
+/// `isspace` adds the separators U+001C..U+001F): when in doubt, the text is not sent alone.
 fn blank(t: &str) -> bool {
-    t.trim().is_empty()
+    t.chars()
+        .all(|c| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
 pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
@@ -76,7 +82,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         }
                         AnswerSrc::Tool(m) => {
                             let mut o = J::obj()
-                                .put("type", J::Str("tool_result"))
+                                .put("type", J::Lit("tool_result"))
                                 .put("tool_use_id", id);
                             match &m.content {
                                 Content::None => {}
@@ -91,7 +97,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                             o.done()
                         }
                         AnswerSrc::Interrupted => J::obj()
-                            .put("type", J::Str("tool_result"))
+                            .put("type", J::Lit("tool_result"))
                             .put("tool_use_id", id)
                             .put("content", J::Str(interop::INTERRUPTED))
                             .done(),
@@ -101,7 +107,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     Some(i) => out.extend(user(p.msgs[*i], results)),
                     None => out.push(
                         J::obj()
-                            .put("role", J::Str("user"))
+                            .put("role", J::Lit("user"))
                             .put("content", J::Arr(results))
                             .done(),
                     ),
@@ -138,10 +144,7 @@ fn system_out<'a>(ms: impl Iterator<Item = &'a Message>) -> Option<J<'a>> {
             Content::Parts(parts) => {
                 for p in parts {
                     if part_type(p) == Some("text") && text_of(p).is_some_and(|t| !blank(t)) {
-                        blocks.push(
-                            block(p, "text", &[], &["text", "cache_control", "citations"], own)
-                                .done(),
-                        );
+                        blocks.push(block(p, "text", &[], TEXT_KEYS, own).done());
                     }
                 }
             }
@@ -152,7 +155,7 @@ fn system_out<'a>(ms: impl Iterator<Item = &'a Message>) -> Option<J<'a>> {
 
 fn text_block(t: &str) -> J<'_> {
     J::obj()
-        .put("type", J::Str("text"))
+        .put("type", J::Lit("text"))
         .put("text", J::Str(t))
         .done()
 }
@@ -220,7 +223,7 @@ fn user<'a>(m: &'a Message, first: Vec<J<'a>>) -> Option<J<'a>> {
             J::Arr(b)
         }
     };
-    let o = J::obj().put("role", J::Str("user")).put("content", content);
+    let o = J::obj().put("role", J::Lit("user")).put("content", content);
     Some(finish(o, m, F))
 }
 
@@ -242,7 +245,7 @@ fn user_block(p: &Part, own: bool) -> Option<J<'_>> {
             if t.is_empty() {
                 return None;
             }
-            Some(block(p, "text", &[], &["text", "cache_control", "citations"], own).done())
+            Some(block(p, "text", &[], TEXT_KEYS, own).done())
         }
         "image" => {
             p.get("source")?.as_object()?;
@@ -271,7 +274,7 @@ fn result_part<'a>(p: &'a Part, id: J<'a>, own: bool) -> J<'a> {
     let mut o = Obj::default();
     for (k, v) in p {
         match k.as_str() {
-            "type" => o.push("type", J::Str("tool_result")),
+            "type" => o.push("type", J::Lit("tool_result")),
             "call_id" => o.push("tool_use_id", id.clone()),
             "content" => o.push(
                 "content",
@@ -302,7 +305,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
     if let ([m], true) = (ms, calls.is_empty()) {
         if let Content::Text(t) = &m.content {
             let o = J::obj()
-                .put("role", J::Str("assistant"))
+                .put("role", J::Lit("assistant"))
                 .put("content", J::Str(t));
             return Some(finish(o, m, F));
         }
@@ -325,27 +328,15 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
                     match part_type(p) {
                         Some("thinking") if own_reasoning(p, F) => blocks.push(thinking_out(p)),
                         Some("thinking") => {}
-                        Some("text") => {
-                            if text_of(p).is_some_and(|t| !t.is_empty()) {
-                                blocks.push(
-                                    block(
-                                        p,
-                                        "text",
-                                        &[],
-                                        &["text", "cache_control", "citations"],
-                                        own,
-                                    )
-                                    .done(),
-                                );
+                        Some("text") if text_of(p).is_some_and(|t| !t.is_empty()) => {
+                            blocks.push(block(p, "text", &[], TEXT_KEYS, own).done())
+                        }
+                        Some("tool_use") if p.get("call_id").and_then(Value::as_str).is_some() => {
+                            if let Some(c) = by_part.next() {
+                                blocks.push(tool_use(c, p, own));
                             }
                         }
-                        Some("tool_use") => {
-                            if p.get("call_id").and_then(Value::as_str).is_some() {
-                                if let Some(c) = by_part.next() {
-                                    blocks.push(tool_use(c, p, own));
-                                }
-                            }
-                        }
+                        Some("text" | "tool_use") => {}
                         Some(
                             "tool_result" | "tool" | "image" | "audio" | "video" | "file" | "pdf",
                         ) => {}
@@ -365,7 +356,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
         return None;
     }
     let o = J::obj()
-        .put("role", J::Str("assistant"))
+        .put("role", J::Lit("assistant"))
         .put("content", J::Arr(blocks));
     Some(if single {
         finish(o, ms[0], F)
@@ -382,7 +373,7 @@ fn thinking_out(p: &Part) -> J<'_> {
     }
     let mut o = block(p, "thinking", &[("text", "thinking")], &[], true);
     if !o.has("thinking") {
-        o.0.insert(1, ("thinking".into(), J::Str("")));
+        o.0.insert(1, ("thinking".into(), J::Lit("")));
     }
     o.done()
 }
@@ -399,7 +390,7 @@ fn tool_use<'a>(c: &Call<'a>, src: &'a Map<String, Value>, own: bool) -> J<'a> {
         _ => J::obj().done(),
     };
     let mut o = J::obj()
-        .put("type", J::Str("tool_use"))
+        .put("type", J::Lit("tool_use"))
         .put("id", J::cow(c.target.clone()))
         .put("name", J::Str(c.name))
         .put("input", input);

@@ -193,7 +193,7 @@ pub fn block<'a>(
     let mut o = Obj::default();
     for (k, v) in p {
         if k == "type" {
-            o.push("type", J::Str(ty));
+            o.push("type", type_name(ty));
         } else if k == "provider" {
             continue;
         } else if let Some((_, to)) = renames.iter().find(|(from, _)| from == k) {
@@ -203,9 +203,31 @@ pub fn block<'a>(
         }
     }
     if !o.has("type") {
-        o.0.insert(0, ("type".into(), J::Str(ty)));
+        o.0.insert(0, ("type".into(), type_name(ty)));
     }
     o
+}
+
+/// A block type as a constant when it is one the exporters write (shared in Python).
+fn type_name(ty: &str) -> J<'_> {
+    const NAMES: [&str; 12] = [
+        "text",
+        "input_text",
+        "output_text",
+        "image",
+        "document",
+        "thinking",
+        "redacted_thinking",
+        "reasoning",
+        "refusal",
+        "tool_result",
+        "tool_use",
+        "file",
+    ];
+    match NAMES.iter().find(|n| **n == ty) {
+        Some(n) => J::Lit(n),
+        None => J::Str(ty),
+    }
 }
 
 /// Reasoning goes only back to its maker: a thinking part made by `f`'s importer.

@@ -44,7 +44,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
                     };
                     let o = J::obj()
-                        .put("role", J::Str("tool"))
+                        .put("role", J::Lit("tool"))
                         .put("tool_call_id", J::cow(a.target.clone()))
                         .put("content", content);
                     out.push(match own {
@@ -56,7 +56,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     // A tool message takes text only: its images and files follow as the user's.
                     out.push(
                         J::obj()
-                            .put("role", J::Str("user"))
+                            .put("role", J::Lit("user"))
                             .put("content", J::Arr(media))
                             .done(),
                     );
@@ -90,7 +90,7 @@ fn plain_message(m: &Message) -> Option<J<'_>> {
         }
     };
     let mut o = J::obj()
-        .put("role", J::Str(m.role.as_str()))
+        .put("role", J::Lit(m.role.as_str()))
         .put("content", content);
     if let Some(n) = &m.name {
         o.push("name", J::Str(n));
@@ -116,7 +116,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
                 } else if !t.is_empty() {
                     items.push(
                         J::obj()
-                            .put("type", J::Str("text"))
+                            .put("type", J::Lit("text"))
                             .put("text", J::Str(t))
                             .done(),
                     );
@@ -143,7 +143,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
         None => return None,
     };
     let mut o = J::obj()
-        .put("role", J::Str("assistant"))
+        .put("role", J::Lit("assistant"))
         .put("content", content);
     if single {
         if let Some(n) = &m0.name {
@@ -165,7 +165,7 @@ fn call_out<'a>(c: &Call<'a>) -> J<'a> {
     if custom {
         return J::obj()
             .put("id", J::cow(c.target.clone()))
-            .put("type", J::Str("custom"))
+            .put("type", J::Lit("custom"))
             .put(
                 "custom",
                 J::obj()
@@ -177,7 +177,7 @@ fn call_out<'a>(c: &Call<'a>) -> J<'a> {
     }
     J::obj()
         .put("id", J::cow(c.target.clone()))
-        .put("type", J::Str("function"))
+        .put("type", J::Lit("function"))
         .put(
             "function",
             J::obj()
@@ -191,7 +191,7 @@ fn call_out<'a>(c: &Call<'a>) -> J<'a> {
 /// A tool message's content: its text (a str, or text parts); media go to `media`.
 fn tool_content<'a>(c: &'a Content, media: &mut Vec<J<'a>>) -> J<'a> {
     match c {
-        Content::None => J::Str(""),
+        Content::None => J::Lit(""),
         Content::Text(t) => J::Str(t),
         Content::Parts(parts) => text_and_media(parts.iter(), media),
     }
@@ -203,7 +203,7 @@ fn result_content<'a>(c: Option<&'a Value>, media: &mut Vec<J<'a>>) -> J<'a> {
         Some(Value::Array(items)) => {
             text_and_media(items.iter().filter_map(Value::as_object), media)
         }
-        None | Some(Value::Null) => J::Str(""),
+        None | Some(Value::Null) => J::Lit(""),
         Some(other) => J::String(crate::json::compact_json(other)),
     }
 }
@@ -217,7 +217,7 @@ fn text_and_media<'a>(parts: impl Iterator<Item = &'a Part>, media: &mut Vec<J<'
         }
     }
     if texts.is_empty() {
-        J::Str("")
+        J::Lit("")
     } else {
         J::Arr(texts)
     }
@@ -242,7 +242,7 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
             }
             Some(
                 J::obj()
-                    .put("type", J::Str("image_url"))
+                    .put("type", J::Lit("image_url"))
                     .put("image_url", inner.done())
                     .done(),
             )
@@ -262,7 +262,7 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
             };
             Some(
                 J::obj()
-                    .put("type", J::Str("input_audio"))
+                    .put("type", J::Lit("input_audio"))
                     .put(
                         "input_audio",
                         J::obj()
@@ -286,7 +286,7 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
             }
             Some(
                 J::obj()
-                    .put("type", J::Str("file"))
+                    .put("type", J::Lit("file"))
                     .put("file", inner.done())
                     .done(),
             )

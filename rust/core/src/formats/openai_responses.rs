@@ -48,7 +48,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     let (output, own) = match a.src {
                         AnswerSrc::Tool(m) => (
                             match &m.content {
-                                Content::None => J::Str(""),
+                                Content::None => J::Lit(""),
                                 Content::Text(t) => J::Str(t),
                                 Content::Parts(parts) => {
                                     J::Arr(input_parts(parts.iter(), interop::from(m, F)))
@@ -63,7 +63,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                                     items.iter().filter_map(Value::as_object),
                                     false,
                                 )),
-                                None | Some(Value::Null) => J::Str(""),
+                                None | Some(Value::Null) => J::Lit(""),
                                 Some(other) => J::String(crate::json::compact_json(other)),
                             },
                             None,
@@ -71,7 +71,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
                     };
                     let o = J::obj()
-                        .put("type", J::Str("function_call_output"))
+                        .put("type", J::Lit("function_call_output"))
                         .put("call_id", J::cow(a.target.clone()))
                         .put("output", output);
                     out.push(match own {
@@ -136,7 +136,7 @@ fn input_message(m: &Message) -> Option<J<'_>> {
         }
     };
     let o = J::obj()
-        .put("role", J::Str(m.role.as_str()))
+        .put("role", J::Lit(m.role.as_str()))
         .put("content", content);
     Some(finish(o, m, F))
 }
@@ -151,20 +151,20 @@ pub fn input_part(p: &Part, own: bool) -> Option<J<'_>> {
         "text" => Some(block(p, "input_text", &[], &["text"], own).done()),
         "image" => {
             let s = p.get("source")?.as_object()?;
-            let mut o = J::obj().put("type", J::Str("input_image"));
+            let mut o = J::obj().put("type", J::Lit("input_image"));
             match s.get("type").and_then(Value::as_str)? {
                 "file" => o.push("file_id", J::Val(s.get("file_id")?)),
                 _ => o.push("image_url", J::String(source_url(p.get("source")?)?)),
             }
             o.push(
                 "detail",
-                p.get("detail").map(J::Val).unwrap_or(J::Str("auto")),
+                p.get("detail").map(J::Val).unwrap_or(J::Lit("auto")),
             );
             Some(o.done())
         }
         "file" | "pdf" => {
             let s = p.get("source")?.as_object()?;
-            let mut o = J::obj().put("type", J::Str("input_file"));
+            let mut o = J::obj().put("type", J::Lit("input_file"));
             match s.get("type").and_then(Value::as_str)? {
                 "file" => o.push("file_id", J::Val(s.get("file_id")?)),
                 "url" => o.push("file_url", J::Val(s.get("url")?)),
@@ -195,7 +195,7 @@ fn assistant_items<'a>(m: &'a Message, calls: &[Call<'a>], out: &mut Vec<J<'a>>)
         Content::None => {}
         Content::Text(t) => out.push(
             J::obj()
-                .put("role", J::Str("assistant"))
+                .put("role", J::Lit("assistant"))
                 .put("content", J::Str(t))
                 .done(),
         ),
@@ -267,7 +267,7 @@ fn flush_text<'a>(texts: &mut Vec<&'a Part>, own: bool, out: &mut Vec<J<'a>>) {
     texts.clear();
     out.push(
         J::obj()
-            .put("role", J::Str("assistant"))
+            .put("role", J::Lit("assistant"))
             .put("content", content)
             .done(),
     );
@@ -275,7 +275,7 @@ fn flush_text<'a>(texts: &mut Vec<&'a Part>, own: bool, out: &mut Vec<J<'a>>) {
 
 fn reasoning_out(p: &Part) -> J<'_> {
     let mut o = Obj::default();
-    o.push("type", J::Str("reasoning"));
+    o.push("type", J::Lit("reasoning"));
     for (k, v) in p {
         if !matches!(k.as_str(), "type" | "text" | "provider") {
             o.push(k.as_str(), J::Val(v));
@@ -284,7 +284,7 @@ fn reasoning_out(p: &Part) -> J<'_> {
     if !o.has("summary") {
         let summary = match interop::text_of(p) {
             Some(t) if !t.is_empty() => vec![J::obj()
-                .put("type", J::Str("summary_text"))
+                .put("type", J::Lit("summary_text"))
                 .put("text", J::Str(t))
                 .done()],
             _ => Vec::new(),
@@ -296,7 +296,7 @@ fn reasoning_out(p: &Part) -> J<'_> {
 
 fn call_out<'a>(c: &Call<'a>, own: bool) -> J<'a> {
     let mut o = J::obj()
-        .put("type", J::Str("function_call"))
+        .put("type", J::Lit("function_call"))
         .put("call_id", J::cow(c.target.clone()))
         .put("name", J::Str(c.name))
         .put("arguments", J::cow(arguments_text(c.arguments)));

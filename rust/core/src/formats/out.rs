@@ -13,6 +13,9 @@ pub type Key<'a> = Cow<'a, str>;
 pub enum J<'a> {
     Null,
     Bool(bool),
+    /// A constant of the exporter (a role, a type name): the binding makes one Python object
+    /// for each and shares it.
+    Lit(&'static str),
     Str(&'a str),
     String(String),
     /// A value of a message, written as it is.
@@ -70,6 +73,7 @@ impl Serialize for J<'_> {
         match self {
             J::Null => s.serialize_unit(),
             J::Bool(b) => s.serialize_bool(*b),
+            J::Lit(t) => s.serialize_str(t),
             J::Str(t) => s.serialize_str(t),
             J::String(t) => s.serialize_str(t),
             J::Val(v) => v.serialize(s),

@@ -10,10 +10,11 @@
 use super::interop::INTERRUPTED;
 use crate::error::{Error, Result};
 use crate::message::{part_type, Kind, Message, Part, Role};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// The ids a target accepts.
 #[derive(Debug, Clone, Copy)]
@@ -220,7 +221,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             }
         })
         .collect();
-    let mut kept: HashSet<&str> = HashSet::new();
+    let mut kept: HashSet<&str> = HashSet::default();
     let mut keeps: Vec<Vec<bool>> = Vec::with_capacity(raw.len());
     for cs in &raw {
         keeps.push(
@@ -229,8 +230,8 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                 .collect(),
         );
     }
-    let mut used: HashSet<String> = HashSet::new();
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut used: HashSet<String> = HashSet::default();
+    let mut seen: HashSet<&str> = HashSet::default();
     let mut calls: Vec<Vec<Call<'a>>> = Vec::with_capacity(raw.len());
     for (cs, ks) in raw.into_iter().zip(keeps) {
         let mut out = Vec::with_capacity(cs.len());
@@ -268,14 +269,14 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     }
 
     // Answers by call id, in source order: (message, position in it, answer).
-    let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>)>> = HashMap::new();
+    let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>)>> = HashMap::default();
     for (i, m) in msgs.iter().enumerate() {
         for (k, (id, src)) in answers_of(m).into_iter().enumerate() {
             index.entry(id).or_default().push_back((i, k, src));
         }
     }
-    let mut consumed: HashSet<(usize, usize)> = HashSet::new();
-    let mut absorbed: HashSet<usize> = HashSet::new();
+    let mut consumed: HashSet<(usize, usize)> = HashSet::default();
+    let mut absorbed: HashSet<usize> = HashSet::default();
     let mut steps = Vec::new();
     let n = msgs.len();
     let mut i = 0;

@@ -36,7 +36,7 @@ pub fn openai_chat(m: &Message) -> Option<J<'_>> {
                 }
                 Some(
                     J::obj()
-                        .put("type", J::Str("function"))
+                        .put("type", J::Lit("function"))
                         .put("function", f.done())
                         .done(),
                 )
@@ -51,7 +51,7 @@ pub fn openai_responses(m: &Message) -> Option<J<'_>> {
             .into_iter()
             .filter_map(|p| {
                 let mut o = J::obj()
-                    .put("type", J::Str("function"))
+                    .put("type", J::Lit("function"))
                     .put("name", J::Val(p.get("name")?));
                 if let Some(d) = p.get("description").filter(|v| !v.is_null()) {
                     o.push("description", J::Val(d));
@@ -78,7 +78,7 @@ pub fn anthropic(m: &Message) -> Option<J<'_>> {
                 }
                 let schema = match p.get("parameters") {
                     Some(v @ Value::Object(_)) => J::Val(v),
-                    _ => J::obj().put("type", J::Str("object")).done(),
+                    _ => J::obj().put("type", J::Lit("object")).done(),
                 };
                 o.push("input_schema", schema);
                 if let Some(c) = p.get("cache_control") {

@@ -1,0 +1,668 @@
+"""Pydantic AI messages ↔ ctxfold messages (SPEC §12). Needs ``ctxfold[pydantic-ai]``.
+
+``to_pydantic_ai(src)`` gives the ``list[ModelMessage]`` that ``agent.run(...,
+message_history=...)`` takes; ``from_pydantic_ai(result.all_messages())`` reads a run back.
+``docs/formats-frameworks.md`` has the table.
+
+One ctxfold message per request part (system prompt, user prompt, tool return, retry prompt)
+and one per ``ModelResponse``, whose parts (text, thinking, tool calls) become its content parts
+in order. What ctxfold has no field for is kept in ``metadata["interop"] = {"format":
+"pydantic_ai", ...}`` (the request's and response's fields, a part's other fields), so that
+``to_pydantic_ai(from_pydantic_ai(m)) == m``. Those objects are restored field by field, as
+``copy``/``pickle`` restore a dataclass; fields that are not plain JSON (datetimes, usage,
+citations) are stored as JSON and validated back through pydantic with their declared type.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+import typing
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+try:
+    import pydantic_ai.messages as pm
+    from pydantic import TypeAdapter
+    from pydantic_ai.usage import RequestUsage
+    from pydantic_core import to_jsonable_python
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "ctxfold.formats.to_pydantic_ai/from_pydantic_ai need Pydantic AI: pip install 'ctxfold[pydantic-ai]'"
+    ) from e
+
+from .._core import Message, Part, ToolDefinitionsMessage
+from ..errors import FormatError
+from ._pairing import INTERRUPTED, Answer, Call, plan
+
+__all__ = ["from_pydantic_ai", "to_pydantic_ai"]
+
+FORMAT = "pydantic_ai"
+MARK = "pydantic_ai"  # part key: the other fields of the Pydantic AI object the part stands for
+_MISSING = dataclasses.MISSING
+
+# Feedback for the model after a failed output (newer Pydantic AI); read by the model as a user prompt.
+_FEEDBACK: Any = getattr(pm, "RetryFeedbackPart", None)
+# The fields each part kind maps onto ctxfold fields (the rest go to interop / the part).
+_MAPPED = {
+    pm.SystemPromptPart: ("content", "timestamp", "part_kind"),
+    pm.UserPromptPart: ("content", "timestamp", "part_kind"),
+    pm.ToolReturnPart: ("tool_name", "content", "tool_call_id", "timestamp", "part_kind"),
+    pm.RetryPromptPart: ("content", "tool_name", "tool_call_id", "timestamp", "part_kind"),
+    pm.TextPart: ("content", "part_kind"),
+    **({_FEEDBACK: ("content", "timestamp", "part_kind")} if _FEEDBACK is not None else {}),
+    pm.ThinkingPart: ("content", "part_kind"),
+    pm.ToolCallPart: ("tool_name", "args", "tool_call_id", "part_kind"),
+    pm.ModelRequest: ("parts", "kind"),
+    pm.ModelResponse: ("parts", "timestamp", "kind"),
+}
+_URLS = {"image": pm.ImageUrl, "audio": pm.AudioUrl, "video": pm.VideoUrl, "file": pm.DocumentUrl, "pdf": pm.DocumentUrl}
+_URL_TYPE: dict[Any, str] = {pm.ImageUrl: "image", pm.AudioUrl: "audio", pm.VideoUrl: "video", pm.DocumentUrl: "file"}
+_REQUEST_PART = TypeAdapter(pm.ModelRequestPart)
+_RESPONSE_PART = TypeAdapter(pm.ModelResponsePart)
+_USER_CONTENT = TypeAdapter(pm.UserContent)
+
+
+# ---- restoring a dataclass field by field ------------------------------------------------------
+
+
+@cache
+def _fields(cls: type) -> tuple[tuple[str, Any, Any], ...]:
+    """(name, default, default_factory) of every field of a dataclass."""
+    return tuple((f.name, f.default, f.default_factory) for f in dataclasses.fields(cls))
+
+
+@cache
+def _adapter(cls: type, name: str) -> TypeAdapter[Any]:
+    return TypeAdapter(typing.get_type_hints(cls, include_extras=True)[name])
+
+
+def _is_json(v: Any) -> bool:
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return True
+    if isinstance(v, list):
+        return all(_is_json(x) for x in v)
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _is_json(x) for k, x in v.items())
+    return False
+
+
+def _rest(obj: Any, mapped: tuple[str, ...]) -> dict[str, Any]:
+    """The fields of ``obj`` not in ``mapped`` whose value is not the default, as JSON; those
+    that are not plain JSON are listed under ``"~rich"`` (validated back with their type)."""
+    out: dict[str, Any] = {}
+    rich = []
+    usage: list[str] = []
+    cls: Any = type(obj)
+    for name, default, factory in _fields(cls):
+        if name in mapped:
+            continue
+        v = getattr(obj, name)
+        if default is not _MISSING:
+            if v is default or (type(v) is type(default) and v == default):
+                continue
+        elif factory is not _MISSING and v == factory():
+            continue
+        if _is_json(v):
+            out[name] = v
+        elif type(v) is RequestUsage:  # the usage of every response: only its non-zero counters
+            out[name] = _rest(v, ())
+            usage.append(name)
+        else:
+            out[name] = to_jsonable_python(v)
+            rich.append(name)
+    if rich:
+        out["~rich"] = rich
+    if usage:
+        out["~usage"] = usage
+    return out
+
+
+def _restore(cls: Any, values: dict[str, Any], stored: dict[str, Any] | None) -> Any:
+    """An instance of ``cls`` with ``values`` (its mapped fields), ``stored`` (the rest, as
+    :func:`_rest` gave them) and defaults for everything else."""
+    obj = cls.__new__(cls)
+    d = obj.__dict__
+    rich = stored.get("~rich", ()) if stored else ()
+    usage = stored.get("~usage", ()) if stored else ()
+    for name, default, factory in _fields(cls):
+        if name in values:
+            d[name] = values[name]
+        elif stored is not None and name in stored:
+            v = stored[name]
+            if name in rich:
+                v = _adapter(cls, name).validate_python(v)
+            elif name in usage:
+                v = _restore(RequestUsage, {}, v)
+            d[name] = v
+        elif default is not _MISSING:
+            d[name] = default
+        else:
+            d[name] = factory()
+    return obj
+
+
+# ---- import: Pydantic AI → ctxfold -------------------------------------------------------------
+
+
+def from_pydantic_ai(messages: Iterable[Any]) -> list[Message]:
+    """Pydantic AI messages (``ModelRequest`` / ``ModelResponse``, e.g. ``result.all_messages()``)
+    as ctxfold messages. Anything else → ``FormatError`` naming the place; no partial result."""
+    out: list[Message] = []
+    for i, msg in enumerate(messages):
+        where = f"messages[{i}]"
+        try:
+            if isinstance(msg, pm.ModelRequest):
+                out.extend(_request_in(msg, where))
+            elif isinstance(msg, pm.ModelResponse):
+                out.append(_response_in(msg, where))
+            else:
+                raise FormatError(f"{where}: expected a ModelRequest or a ModelResponse, got {type(msg).__name__}")
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            if isinstance(e, FormatError):
+                raise
+            raise FormatError(f"{where}: {e}") from None
+    return out
+
+
+def _request_in(req: Any, where: str) -> list[Message]:
+    out = []
+    head: dict[str, Any] = {"format": FORMAT, "request": _rest(req, _MAPPED[pm.ModelRequest])}
+    parts = req.parts
+    if not parts:  # a request with no parts: kept as an empty user message
+        head["empty"] = True
+        return [Message("user", [], metadata={"interop": head})]
+    for k, part in enumerate(parts):
+        interop = head if k == 0 else {"format": FORMAT}
+        out.append(_request_part_in(part, interop, f"{where}.parts[{k}]"))
+    return out
+
+
+def _request_part_in(part: Any, interop: dict[str, Any], where: str) -> Message:
+    cls = type(part)
+    mapped = _MAPPED.get(cls)
+    if mapped is None:  # another request part kind: kept whole as an unknown part
+        interop["kind"] = "other"
+        dump = _REQUEST_PART.dump_python(part, mode="json")
+        return Message("user", [{"type": "pydantic_ai", "part": dump}], metadata={"interop": interop})
+    rest = _rest(part, mapped)
+    if rest:
+        interop["part"] = rest
+    ts = part.timestamp
+    if cls is pm.SystemPromptPart:
+        return Message("system", _text(part.content, f"{where}.content"), created_at=ts, metadata={"interop": interop})
+    if cls is pm.UserPromptPart:
+        return Message("user", _user_content_in(part.content, f"{where}.content"), created_at=ts, metadata={"interop": interop})
+    content = part.content
+    if cls is _FEEDBACK:
+        interop["kind"] = "feedback"
+        if not isinstance(content, str):
+            content = _json_text(content, f"{where}.content")
+            interop["json"] = True
+        return Message("user", content, created_at=ts, metadata={"interop": interop})
+    if cls is pm.RetryPromptPart:
+        interop["kind"] = "retry"
+    if isinstance(content, str):
+        pass
+    elif cls is pm.ToolReturnPart and _multimodal(content):  # images in a tool result: media parts
+        interop["media"] = "list" if isinstance(content, (list, tuple)) else "one"
+        content = _user_content_in(content if isinstance(content, (list, tuple)) else [content], f"{where}.content")
+    else:
+        content = _json_text(content, f"{where}.content")
+        interop["json"] = True
+    if cls is pm.RetryPromptPart and part.tool_name is None:  # a retry of the output: the model reads it as a user prompt
+        interop["call_id"] = part.tool_call_id
+        return Message("user", content, created_at=ts, metadata={"interop": interop})
+    if not isinstance(part.tool_call_id, str):
+        raise FormatError(f"{where}.tool_call_id: must be a string")
+    return Message(
+        "tool", content, tool_call_id=part.tool_call_id, name=part.tool_name, created_at=ts, metadata={"interop": interop}
+    )
+
+
+def _multimodal(content: Any) -> bool:
+    media = (pm.BinaryContent, pm.ImageUrl, pm.AudioUrl, pm.VideoUrl, pm.DocumentUrl)
+    if isinstance(content, media):
+        return True
+    return (
+        isinstance(content, (list, tuple))
+        and any(isinstance(x, media) for x in content)
+        and all(isinstance(x, (str, *media)) for x in content)
+    )
+
+
+def _json_text(v: Any, where: str) -> str:
+    try:
+        return json.dumps(to_jsonable_python(v), ensure_ascii=False, separators=(",", ":"))
+    except Exception as e:  # noqa: BLE001 - pydantic raises several kinds for what it cannot serialize
+        raise FormatError(f"{where}: not JSON-serializable ({e})") from None
+
+
+def _text(v: Any, where: str) -> str:
+    if not isinstance(v, str):
+        raise FormatError(f"{where}: expected a str, got {type(v).__name__}")
+    return v
+
+
+def _user_content_in(content: Any, where: str) -> Any:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, (list, tuple)):
+        raise FormatError(f"{where}: expected a str or a list, got {type(content).__name__}")
+    parts: list[dict[str, Any]] = []
+    for k, item in enumerate(content):
+        if isinstance(item, str):
+            parts.append({"type": "text", "text": item})
+        elif isinstance(item, pm.BinaryContent):
+            mt = item.media_type
+            p: dict[str, Any] = {
+                "type": _media_type(mt),
+                "source": {"type": "base64", "media_type": mt, "data": base64.b64encode(item.data).decode("ascii")},
+            }
+            rest = _rest(item, ("data", "media_type"))
+            rest["class"] = type(item).__name__
+            p[MARK] = rest
+            parts.append(p)
+        elif type(item) in _URL_TYPE:
+            p = {"type": _URL_TYPE[type(item)], "source": {"type": "url", "url": item.url}}
+            rest = _rest(item, ("url",))
+            rest["class"] = type(item).__name__
+            p[MARK] = rest
+            parts.append(p)
+        else:
+            try:
+                dump = _USER_CONTENT.dump_python(item, mode="json")
+            except Exception:  # noqa: BLE001
+                raise FormatError(f"{where}[{k}]: unsupported user content {type(item).__name__}") from None
+            parts.append({"type": "pydantic_ai", "content": dump})
+    return parts
+
+
+def _media_type(mt: str) -> str:
+    top = mt.split("/", 1)[0]
+    if top in ("image", "audio", "video"):
+        return top
+    return "file"
+
+
+def _response_in(resp: Any, where: str) -> Message:
+    interop: dict[str, Any] = {"format": FORMAT, "response": _rest(resp, _MAPPED[pm.ModelResponse])}
+    parts: list[dict[str, Any]] = []
+    for k, part in enumerate(resp.parts):
+        cls = type(part)
+        if cls is pm.TextPart:
+            p: dict[str, Any] = {"type": "text", "text": _text(part.content, f"{where}.parts[{k}].content")}
+        elif cls is pm.ThinkingPart:
+            p = {"type": "thinking", "text": _text(part.content, f"{where}.parts[{k}].content")}
+        elif cls is pm.ToolCallPart:
+            if not isinstance(part.tool_call_id, str) or not isinstance(part.tool_name, str):
+                raise FormatError(f"{where}.parts[{k}]: a tool call needs a string tool_name and tool_call_id")
+            args = part.args
+            if not (args is None or isinstance(args, str) or (isinstance(args, dict) and _is_json(args))):
+                raise FormatError(f"{where}.parts[{k}].args: expected a str, a JSON dict or None")
+            p = {"type": "tool_use", "call_id": part.tool_call_id, "name": part.tool_name, "arguments": args}
+        else:
+            parts.append({"type": "pydantic_ai", "part": _RESPONSE_PART.dump_python(part, mode="json")})
+            continue
+        rest = _rest(part, _MAPPED[cls])
+        p.update(rest)  # id, signature, provider_name, provider_details, ... in place
+        if cls is pm.ThinkingPart:
+            p["provider"] = FORMAT
+        parts.append(p)
+    return Message("assistant", parts, created_at=resp.timestamp, metadata={"interop": interop})
+
+
+# ---- export: ctxfold → Pydantic AI -------------------------------------------------------------
+
+
+def _source_messages(src: Any) -> list[Message]:
+    if isinstance(src, Message):
+        raise TypeError("expected a Context or an iterable of Message, got one Message")
+    msgs = src.messages if hasattr(src, "_core") else src
+    out = []
+    for i, m in enumerate(msgs):
+        if not isinstance(m, Message):
+            raise TypeError(f"src[{i}]: expected a Message, got {type(m).__name__}")
+        if not isinstance(m, ToolDefinitionsMessage):
+            out.append(m)
+    return out
+
+
+def _interop(m: Message) -> dict[str, Any] | None:
+    i = m.metadata.get("interop")
+    if isinstance(i, dict) and i.get("format") == FORMAT:
+        return i
+    return None
+
+
+def _calls_of(m: Message) -> list[Call]:
+    """``tool_use`` parts in order, then ``tool_calls`` entries not already made by a part."""
+    calls: list[Call] = []
+    content = m.content
+    if isinstance(content, list):
+        for p in content:
+            if p.type == "tool_use" and isinstance(p.get("call_id"), str):
+                calls.append(Call(p["call_id"], p.get("name") or "", p.get("arguments")))
+    if m.tool_calls:
+        seen = {c.id for c in calls}
+        for c in m.tool_calls:
+            if c["id"] not in seen:
+                calls.append(Call(c["id"], c.get("name") or "", c.get("arguments")))
+    return calls
+
+
+class _Builder:
+    """Groups request parts into ``ModelRequest``s: a part joins the open request unless it
+    started a request of its own in the source."""
+
+    def __init__(self) -> None:
+        self.out: list[Any] = []
+        self.parts: list[Any] | None = None
+        self.head: dict[str, Any] | None = None
+
+    def part(self, part: Any, head: dict[str, Any] | None) -> None:
+        if head is not None or self.parts is None:
+            self.close()
+            self.parts = []
+            self.head = head
+        assert self.parts is not None
+        self.parts.append(part)
+
+    def close(self) -> None:
+        if self.parts is not None:
+            if self.head is None:
+                self.out.append(pm.ModelRequest(parts=self.parts))
+            else:
+                self.out.append(_restore(pm.ModelRequest, {"parts": self.parts, "kind": "request"}, self.head))
+            self.parts = None
+            self.head = None
+
+    def response(self, resp: Any) -> None:
+        self.close()
+        self.out.append(resp)
+
+
+def to_pydantic_ai(src: Any, *, strict: bool = False) -> list[Any]:
+    """The transcript as Pydantic AI messages for ``agent.run(..., message_history=...)``: every
+    call answered in the request right after the response that made it (a call never answered
+    gets the interrupted result, flagged as Pydantic AI flags the returns it synthesizes; an
+    answer whose call is not there is left out). ``strict=True``: ``FormatError`` listing every
+    such repair instead."""
+    msgs = _source_messages(src)
+    p = plan(msgs, _calls_of)
+    p.check(strict)
+    b = _Builder()
+    for kind, a, answers in p.steps:
+        if kind == "msg":
+            _request_message_out(a, b)
+            continue
+        for m in a:
+            resp = _response_out(m)
+            if resp is not None:
+                b.response(resp)
+        for ans in answers:
+            _answer_out(ans, b)
+    b.close()
+    return b.out
+
+
+def _head(i: dict[str, Any] | None, m: Message) -> dict[str, Any] | None:
+    if i is None:
+        return None
+    r = i.get("request")
+    return r if isinstance(r, dict) else None
+
+
+def _request_message_out(m: Message, b: _Builder) -> None:
+    i = _interop(m)
+    role = m.role
+    if i is not None:
+        head = _head(i, m)
+        if i.get("empty"):
+            b.close()
+            b.out.append(_restore(pm.ModelRequest, {"parts": [], "kind": "request"}, head))
+            return
+        if i.get("kind") == "other" and isinstance(m.content, list) and m.content:
+            b.part(_REQUEST_PART.validate_python(m.content[0]["part"]), head)
+            return
+        if i.get("kind") == "retry" and role == "user":
+            b.part(_retry_out(m, i, None, i.get("call_id")), head)
+            return
+        if i.get("kind") == "feedback" and _FEEDBACK is not None:
+            b.part(
+                _restore(
+                    _FEEDBACK,
+                    {"content": _json_content(m, i), "timestamp": m.created_at, "part_kind": "retry-feedback"},
+                    i.get("part"),
+                ),
+                head,
+            )
+            return
+        rest = i.get("part")
+        if role == "system" or role == "developer":
+            b.part(
+                _restore(
+                    pm.SystemPromptPart,
+                    {"content": m.text if m.content is not None else "", "timestamp": m.created_at, "part_kind": "system-prompt"},
+                    rest,
+                ),
+                head,
+            )
+            return
+        b.part(
+            _restore(
+                pm.UserPromptPart, {"content": _user_content_out(m), "timestamp": m.created_at, "part_kind": "user-prompt"}, rest
+            ),
+            head,
+        )
+        return
+    if role == "system" or role == "developer":
+        b.part(pm.SystemPromptPart(content=m.text, timestamp=m.created_at), None)
+        return
+    content = _user_content_out(m)
+    if isinstance(content, list) and not content:
+        return  # only tool results (sent with their calls) or parts Pydantic AI has no content for
+    b.part(pm.UserPromptPart(content=content, timestamp=m.created_at), None)
+
+
+def _user_content_out(m: Message) -> Any:
+    content = m.content
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    out: list[Any] = []
+    for p in content:
+        t = p.type
+        if t == "text":
+            text = p.get("text")
+            if isinstance(text, str):
+                out.append(text)
+        elif t in _URLS:
+            item = _media_out(p, t)
+            if item is not None:
+                out.append(item)
+        elif t == "pydantic_ai" and isinstance(p.get("content"), dict):
+            out.append(_USER_CONTENT.validate_python(p["content"]))
+    return out
+
+
+def _media_out(p: Part, t: str) -> Any:
+    source = p.get("source")
+    if isinstance(source, str):
+        source = {"type": "url", "url": source}
+    if not isinstance(source, dict):
+        return None
+    rest = p.get(MARK)
+    cls_name = rest.get("class") if isinstance(rest, dict) else None
+    st = source.get("type")
+    if st == "base64" and isinstance(source.get("data"), str) and isinstance(source.get("media_type"), str):
+        try:
+            data = base64.b64decode(source["data"], validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        if cls_name is not None:
+            return _restore(getattr(pm, cls_name), {"data": data, "media_type": source["media_type"]}, rest)
+        return pm.BinaryContent(data=data, media_type=source["media_type"])
+    if st == "url" and isinstance(source.get("url"), str):
+        if source["url"].startswith("data:"):
+            return pm.BinaryContent.from_data_uri(source["url"]) if hasattr(pm.BinaryContent, "from_data_uri") else None
+        if cls_name is not None:
+            return _restore(getattr(pm, cls_name), {"url": source["url"]}, rest)
+        return _URLS[t](url=source["url"])
+    return None
+
+
+def _response_out(m: Message) -> Any:
+    i = _interop(m)
+    content = m.content
+    parts: list[Any] = []
+    items = content if isinstance(content, list) else ([] if not content else [Part.text(content)])
+    own = i is not None
+    keys_of = _part_rest
+    for p in items:
+        t = p.type
+        if t == "text":
+            text = p.get("text")
+            if not isinstance(text, str):
+                continue
+            if own:
+                parts.append(_restore(pm.TextPart, {"content": text, "part_kind": "text"}, keys_of(p, ("type", "text"))))
+            elif text:
+                parts.append(pm.TextPart(content=text))
+        elif t == "thinking":
+            if p.get("provider") != FORMAT:
+                continue  # another maker's reasoning (or nobody's): never sent, never as text
+            text = p.get("text")
+            parts.append(
+                _restore(
+                    pm.ThinkingPart,
+                    {"content": text if isinstance(text, str) else "", "part_kind": "thinking"},
+                    keys_of(p, ("type", "text", "provider")),
+                )
+            )
+        elif t == "tool_use":
+            cid = p.get("call_id")
+            if not isinstance(cid, str):
+                continue
+            values = {"tool_name": p.get("name") or "", "args": p.get("arguments"), "tool_call_id": cid, "part_kind": "tool-call"}
+            if own:
+                parts.append(_restore(pm.ToolCallPart, values, keys_of(p, ("type", "call_id", "name", "arguments"))))
+            else:
+                parts.append(pm.ToolCallPart(tool_name=values["tool_name"], args=values["args"], tool_call_id=cid))
+        elif t == "pydantic_ai" and isinstance(p.get("part"), dict):
+            parts.append(_RESPONSE_PART.validate_python(p["part"]))
+    seen = {x.tool_call_id for x in parts if isinstance(x, pm.ToolCallPart)}
+    for c in m.tool_calls:
+        if c["id"] not in seen:
+            seen.add(c["id"])
+            parts.append(pm.ToolCallPart(tool_name=c.get("name") or "", args=c.get("arguments"), tool_call_id=c["id"]))
+    if own:
+        assert i is not None
+        stored = i.get("response")
+        return _restore(
+            pm.ModelResponse,
+            {"parts": parts, "timestamp": m.created_at, "kind": "response"},
+            stored if isinstance(stored, dict) else None,
+        )
+    if not parts:
+        return None  # nothing left to send (another maker's reasoning only)
+    return pm.ModelResponse(parts=parts, timestamp=m.created_at)
+
+
+def _part_rest(p: Part, mapped: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in p.to_dict().items() if k not in mapped}
+
+
+def _answer_out(a: Answer, b: _Builder) -> None:
+    m = a.message
+    if m is None:
+        b.part(
+            pm.ToolReturnPart(
+                tool_name=a.call.name,
+                content=INTERRUPTED,
+                tool_call_id=a.call.id,
+                outcome="interrupted",
+                metadata={pm.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True},
+            ),
+            None,
+        )
+        return
+    if a.part is not None:  # a tool_result part of a user message
+        c = a.part.get("content")
+        content: Any = c if isinstance(c, str) else json.dumps(c, ensure_ascii=False, separators=(",", ":"))
+        b.part(
+            pm.ToolReturnPart(
+                tool_name=a.call.name,
+                content=content,
+                tool_call_id=a.call.id,
+                timestamp=m.created_at,
+                outcome="failed" if a.part.get("is_error") is True else "success",
+            ),
+            None,
+        )
+        return
+    i = _interop(m)
+    if i is not None:
+        content = m.content if isinstance(m.content, str) else m.text
+        media = i.get("media")
+        if media is not None:
+            items = _user_content_out(m)
+            content = items[0] if media == "one" and isinstance(items, list) and len(items) == 1 else items
+        elif i.get("json"):
+            try:
+                content = json.loads(content)
+            except ValueError:
+                pass
+        if i.get("kind") == "retry":
+            b.part(_retry_out(m, i, m.name, m.tool_call_id, content), _head(i, m))
+            return
+        b.part(
+            _restore(
+                pm.ToolReturnPart,
+                {
+                    "tool_name": m.name or a.call.name,
+                    "content": content,
+                    "tool_call_id": m.tool_call_id,
+                    "timestamp": m.created_at,
+                    "part_kind": "tool-return",
+                },
+                i.get("part"),
+            ),
+            _head(i, m),
+        )
+        return
+    text = m.content if isinstance(m.content, str) else _tool_content_out(m)
+    b.part(pm.ToolReturnPart(tool_name=m.name or a.call.name, content=text, tool_call_id=a.call.id, timestamp=m.created_at), None)
+
+
+def _tool_content_out(m: Message) -> Any:
+    """A foreign tool message's parts: its text, with its media as Pydantic AI content."""
+    items = _user_content_out(m)
+    if isinstance(items, list) and all(isinstance(x, str) for x in items):
+        return "".join(items)
+    return items
+
+
+def _json_content(m: Message, i: dict[str, Any]) -> Any:
+    content = m.content if isinstance(m.content, str) else m.text
+    if i.get("json"):
+        try:
+            return json.loads(content)
+        except ValueError:
+            pass
+    return content
+
+
+def _retry_out(m: Message, i: dict[str, Any], tool_name: str | None, call_id: str | None, content: Any = None) -> Any:
+    if content is None:
+        content = _json_content(m, i)
+    if i.get("json"):  # ErrorDetails: their `loc` is a tuple, which JSON holds as a list
+        content = _adapter(pm.RetryPromptPart, "content").validate_python(content)
+    values: dict[str, Any] = {"content": content, "tool_name": tool_name, "timestamp": m.created_at, "part_kind": "retry-prompt"}
+    if call_id is not None:
+        values["tool_call_id"] = call_id
+    return _restore(pm.RetryPromptPart, values, i.get("part"))
