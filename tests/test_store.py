@@ -8,7 +8,7 @@ import os
 import threading
 
 import pytest
-from _stores import Sql, pg_url, sql, sqlite_url, store_url  # noqa: F401  (fixtures)
+from _stores import Sql
 from ctxfold import (
     ConflictError,
     Context,
@@ -66,7 +66,12 @@ OPERATIONS = [
     ("deps, redacted", lambda c: c.merge_deps({"api_key": "k", "AUTH_TOKEN": "t", "max_tokens": 5,
                                                "nested": {"secret": 1, "ok": ODD}, "fn": print})),
     ("system_prompt and agent_name", lambda c: (setattr(c, "system_prompt", ODD), setattr(c, "agent_name", ODD))),
+    ("remove_message", lambda c: c.remove_message(3)),
+    ("remove_message_range", lambda c: c.remove_message_range(2, 3)),
+    ("add after removals", lambda c: c.add_message(Message.user("after " + ODD))),
     ("overlay (never saved)", lambda c: c.put_system_prompt_overlay("never saved")),
+    ("clear", lambda c: c.clear()),
+    ("add after clear", lambda c: c.add_message(Message.user("fresh"))),
 ]
 
 
@@ -79,7 +84,7 @@ def test_round_trip_after_every_kind_of_operation(store_url):
             back = check_round_trip(store, ctx)
             assert "never saved" not in json.dumps(back.serialize()), name
         assert back.events()[2].message.content == ODD and back.deps == {"max_tokens": 5, "nested": {"ok": ODD}}
-        assert back.usage == ctx.usage and back.agent_name == ODD and back.needs_response is False
+        assert back.usage == ctx.usage and back.agent_name == ODD and back.needs_response is ctx.needs_response
 
 
 def test_forks_and_windows_round_trip(store_url):
@@ -426,6 +431,7 @@ def _op_strategy():
         st.tuples(st.just("add"), msg),
         st.tuples(st.just("extend"), st.lists(msg, max_size=5)),
         st.tuples(st.just("replace"), st.integers(0, 10), st.integers(0, 10), msg),
+        st.tuples(st.just("remove"), st.integers(0, 10), st.integers(0, 10)),
         st.tuples(st.just("materialize"), st.text(max_size=8)),
         st.tuples(st.just("log"), st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4), max_size=2)),
         st.tuples(st.just("usage"), st.integers(0, 100)),
@@ -441,6 +447,8 @@ def _apply(ctx: Context, op: tuple) -> None:
         ctx.add_messages(op[1])
     elif kind == "replace" and len(ctx) and op[1] <= op[2]:
         ctx.replace_message_range(min(op[1], len(ctx) - 1), min(op[2], len(ctx) - 1), op[3])
+    elif kind == "remove" and len(ctx) and op[1] <= op[2]:
+        ctx.remove_message_range(min(op[1], len(ctx) - 1), min(op[2], len(ctx) - 1))
     elif kind == "materialize":
         ctx.materialize({"mem": op[1]})
     elif kind == "log":

@@ -1,4 +1,4 @@
-"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``."""
+"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``, ``store URL …``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from ._context import Context
 from ._core import Message, Part, SystemPromptMessage, ToolDefinitionsMessage, encodings
+from ._store_cli import add_store_parser, demo_turns, run_store
 
 T = TypeVar("T")
 
@@ -121,10 +122,14 @@ def demo(n: int) -> None:
         loaded.put_system_prompt_overlay("Today is Monday.")  # runtime state, never saved
         same = [m.to_dict() for m in loaded.messages] == [m.to_dict() for m in ctx.messages]
         print(f"    → loaded {len(loaded):,} messages; equal to the original: {same}")
+        demo_turns(ctx, d)
 
 
 def stats(path: str) -> None:
-    ctx = Context.load(path)
+    print_stats(Context.load(path))
+
+
+def print_stats(ctx: Context) -> None:
     msgs = ctx.messages
     print(f"context {ctx.id}: {len(msgs):,} messages, {ctx.next_seq:,} events")
     print("messages by role:", dict(Counter(m.role for m in msgs)))
@@ -167,7 +172,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("src")
     c.add_argument("dst")
     sub.add_parser("encodings", help="list the token encodings")
+    add_store_parser(sub)
     a = p.parse_args(argv)
+    if a.cmd == "store":
+        return run_store(a)
     try:
         if a.cmd == "demo":
             demo(a.messages)

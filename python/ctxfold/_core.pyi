@@ -25,6 +25,8 @@ __all__ = [
     "EVENT_TYPES",
     "BOOKKEEPING_EVENT_TYPES",
     "parse_time",
+    "store_rows",
+    "store_load",
 ]
 
 __version__: str
@@ -55,6 +57,24 @@ def format_tool_list(tools: Iterable[Any]) -> str:
 
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""
+
+# ---- the store's rows (SPEC §11; ctxfold/stores) ----------------------------------------
+
+def store_rows(
+    core: ContextCore, stored_seq: int | None, runtime: dict[str, _JSON]
+) -> tuple[int, int, str, list[tuple[int, str]], list[tuple[int, str, str]]]:
+    """(next_seq, message count, state JSON, events since ``stored_seq`` as (seq, JSON),
+    content entries the store lacks as (ord, hash, JSON string))."""
+
+def store_load(
+    id: str,
+    head: int,
+    state: bytes | str,
+    content: Iterable[Sequence[bytes | str]],
+    events: Iterable[Sequence[int | bytes | str]],
+) -> tuple[ContextCore, dict[str, _JSON], bool]:
+    """(core, runtime fields, versioned) from a store's rows; ``DecodeError`` names the
+    context and seq of a bad row."""
 
 @final
 class Part:
@@ -204,9 +224,9 @@ class Event:
     def __hash__(self) -> int: ...
 
 EVENT_TYPES: list[str]
+BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 def parse_time(text: str) -> datetime: ...
-BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 @final
 class ContextCore:

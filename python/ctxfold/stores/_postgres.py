@@ -188,18 +188,19 @@ class PostgresBackend:
 
     def read(self, context_id: str) -> Read | None:
         def op(con: psycopg.Connection[Any]) -> Read | None:
-            # One snapshot for the head and every row below it.
-            with con.transaction():
+            # One snapshot for the head and every row below it; the statements are pipelined,
+            # so the whole read is about one round trip.
+            with con.pipeline(), con.transaction():
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                row = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s",
-                                  (context_id,)).fetchone()
-                if row is None:
-                    return None
+                head = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
                 content = con.execute("SELECT hash, text FROM ctxfold_content WHERE context_id = %s ORDER BY ord",
-                                      (context_id,)).fetchall()
+                                      (context_id,))
                 events = con.execute("SELECT seq, data FROM ctxfold_events WHERE context_id = %s ORDER BY seq",
-                                     (context_id,)).fetchall()
-            return Read(head=int(row[0]), state=row[1], content=content, events=events)
+                                     (context_id,))
+            row = head.fetchone()
+            if row is None:
+                return None
+            return Read(head=int(row[0]), state=row[1], content=content.fetchall(), events=events.fetchall())
 
         return self._run(op)
 

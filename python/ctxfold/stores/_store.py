@@ -7,6 +7,7 @@ import os
 import re
 import threading
 from types import TracebackType
+
 from .. import _core
 from .._context import Context
 from ..errors import ConflictError, DecodeError, StoreError

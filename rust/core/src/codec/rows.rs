@@ -57,7 +57,7 @@ impl<H: MessageHandle> Serialize for StateOut<'_, H> {
         for (k, v) in self.runtime {
             o.serialize_entry(k, v)?;
         }
-        o.serialize_entry("anchors", c.anchors.list())?;
+        o.serialize_entry("anchors", c.anchors().list())?;
         o.serialize_entry("hook_bindings", &c.bindings)?;
         o.end()
     }
@@ -98,7 +98,7 @@ impl<H: MessageHandle> Context<H> {
     /// by the store (its key is the hash).
     fn content_since(&self, stored: Option<u64>) -> Result<Vec<ContentRow>> {
         let row = |ord: usize| -> Option<Result<ContentRow>> {
-            self.content_map.get_index(ord).map(|(h, t)| {
+            self.content_map().get_index(ord).map(|(h, t)| {
                 Ok(ContentRow {
                     ord,
                     hash: h.clone(),
@@ -107,14 +107,14 @@ impl<H: MessageHandle> Context<H> {
             })
         };
         let Some(from) = stored else {
-            return (0..self.content_map.len()).filter_map(row).collect();
+            return (0..self.content_map().len()).filter_map(row).collect();
         };
         let mut ords: Vec<usize> = self.events()[from as usize..]
             .iter()
             .filter(|e| e.kind == EventType::Materialize)
             .filter_map(|e| e.data.get("bindings").and_then(Value::as_object))
             .flat_map(|b| b.values().filter_map(Value::as_str))
-            .filter_map(|hash| self.content_map.get_index_of(hash))
+            .filter_map(|hash| self.content_map().get_index_of(hash))
             .collect();
         ords.sort_unstable();
         ords.dedup();
@@ -147,16 +147,37 @@ impl<H: MessageHandle> Context<H> {
             return Err(named(format!("event rows skip from seq {i} to seq {seq}")));
         }
         let doc = splice(state, content, events).map_err(named)?;
-        Context::load_bytes(&doc).map_err(|e| match e {
-            Error::Decode(m) => named(name_event(&m)),
-            other => other,
-        })
+        // Rows are spliced unchecked, which saves a pass over every byte. A row that is not
+        // one JSON value may change the shape of the document around it: then either the
+        // reader fails or the events read are not the rows, and the rows are checked one by
+        // one to name the culprit (only a failing load pays for that).
+        let culprit = || {
+            events
+                .par_iter()
+                .find_first(|(_, row)| serde_json::from_slice::<&RawValue>(row).is_err())
+                .map(|(seq, row)| {
+                    let err = serde_json::from_slice::<&RawValue>(row)
+                        .err()
+                        .map_or_else(String::new, |e| e.to_string());
+                    named(format!("seq {seq}: not a JSON value: {err}"))
+                })
+        };
+        match Context::load_bytes(&doc) {
+            Ok(l) if l.context.next_seq() == head => Ok(l),
+            Ok(l) => Err(culprit().unwrap_or_else(|| {
+                named(format!(
+                    "{head} event rows read as {} events",
+                    l.context.next_seq()
+                ))
+            })),
+            Err(Error::Decode(m)) => Err(culprit().unwrap_or_else(|| named(name_event(&m)))),
+            Err(other) => Err(other),
+        }
     }
 }
 
 /// The version 2 document of the rows: the state's object with `content_map` and `events`
-/// added. Each row is checked to be one JSON value of its kind first, so that a corrupt row
-/// cannot change the shape of the document around it.
+/// added. The state and the content entries are checked first (they are small).
 fn splice(
     state: &[u8],
     content: &[(&[u8], &[u8])],
@@ -164,15 +185,6 @@ fn splice(
 ) -> std::result::Result<Vec<u8>, String> {
     let fields: Map<String, Value> =
         serde_json::from_slice(state).map_err(|e| format!("state: not a JSON object: {e}"))?;
-    let bad = events
-        .par_iter()
-        .find_first(|(_, row)| serde_json::from_slice::<&RawValue>(row).is_err());
-    if let Some((seq, row)) = bad {
-        let err = serde_json::from_slice::<&RawValue>(row)
-            .err()
-            .map_or_else(String::new, |e| e.to_string());
-        return Err(format!("seq {seq}: not a JSON value: {err}"));
-    }
     let body: usize = events.iter().map(|(_, r)| r.len() + 1).sum();
     let extra: usize = content.iter().map(|(h, t)| h.len() + t.len() + 8).sum();
     let mut doc = Vec::with_capacity(state.len() + body + extra + 64);
@@ -329,6 +341,15 @@ mod tests {
         let e = load("c1", &rows.state, &rows.content, &ev).err().unwrap();
         assert!(
             matches!(&e, Error::Decode(m) if m.starts_with("context c1: seq 2: type: unknown event type")),
+            "{e}"
+        );
+        let mut ev = as_rows(&rows);
+        let two = [ev[1].1.clone(), b",".to_vec(), ev[2].1.clone()].concat();
+        ev[1].1 = two; // one row holding two events: it reads, but not as the rows
+        ev.pop();
+        let e = load("c1", &rows.state, &rows.content, &ev).err().unwrap();
+        assert!(
+            matches!(&e, Error::Decode(m) if m.starts_with("context c1: seq 1: not a JSON value")),
             "{e}"
         );
         let mut ev = as_rows(&rows);
