@@ -49,7 +49,7 @@ def measure(what: str, path: str) -> None:
 
 def make(n: int, folder: str) -> None:
     from ctxfold import Context
-    from ctxfold._cli import build_transcript
+    from ctxfold.demo_transcript import build_transcript
 
     msgs = build_transcript(n)
     ctx = Context()

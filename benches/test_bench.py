@@ -7,7 +7,7 @@ import tempfile
 import pytest
 from conftest import SIZES
 from ctxfold import Context, Message
-from ctxfold._cli import build_transcript
+from ctxfold.demo_transcript import build_transcript
 
 # ---- the pure-Python way: a list of dicts, an event list, anchors shifted in a loop -----
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 from ctxfold import Context, Message
-from ctxfold._cli import build_transcript, main
+from ctxfold._cli import main
+from ctxfold.demo_transcript import build_transcript
 from test_persistence import rich_context
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "format.schema.json").read_text())

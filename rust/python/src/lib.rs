@@ -65,7 +65,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The event type names live in the core; the facade reads them from here.
     let types = ctxfold_core::event::EVENT_TYPES;
-    m.add("EVENT_TYPES", types.map(|t| t.name()))?;
+    m.add(
+        "EVENT_TYPES",
+        pyo3::types::PyTuple::new(m.py(), types.map(|t| t.name()))?,
+    )?;
     let bookkeeping: Vec<&str> = types
         .iter()
         .filter(|t| t.is_bookkeeping())
