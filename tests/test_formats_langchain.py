@@ -317,6 +317,10 @@ def test_reasoning_only_back_to_langchain():
     out = formats.to_langchain(msgs)
     assert len(out) == 2  # the message with only another maker's reasoning has nothing to send
     assert "SECRET" not in repr(out)
+    # LangChain's own reasoning goes back, even in a message rebuilt outside LangChain
+    own = formats.from_langchain([AIMessage(content=[{"type": "thinking", "thinking": "MINE", "signature": "s"}])])[0]
+    rebuilt = Message.assistant(own.content)
+    assert formats.to_langchain([rebuilt])[0].content == [{"type": "thinking", "thinking": "MINE", "signature": "s"}]
 
 
 def test_developer_and_tools_and_overlay():

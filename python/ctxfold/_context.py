@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from . import _core
+from . import _core, _runtime
 from ._core import (
     BOOKKEEPING_EVENT_TYPES,
     EVENT_TYPES,
@@ -20,7 +20,7 @@ from ._core import (
     SystemPromptMessage,
     ToolDefinitionsMessage,
 )
-from ._redact import json_clean, redact_deps
+from ._redact import json_clean
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import DecodeError
 
@@ -62,7 +62,8 @@ class Context:
     ) -> None:
         self._core = _core_ctx if _core_ctx is not None else ContextCore()
         self._lock = threading.RLock()
-        self.system_prompt = system_prompt
+        # Every runtime field (the table in _runtime says which), then what was given.
+        self.system_prompt: str | None = system_prompt
         self.deps: dict[str, Any] = dict(deps or {})
         self.usage = usage if isinstance(usage, Usage) else Usage.from_mapping(usage or {})
         self.tool_calls: list[Any] = []
@@ -76,6 +77,10 @@ class Context:
         self.notify = notify
         self.cancellation_check = cancellation_check
         self.approval_handler = approval_handler
+        # The next_seq at the last save to or load from a store (SPEC §11); None before. The
+        # store also remembers which store and what state text that was, to skip empty saves.
+        self.stored_seq: int | None = None
+        self._stored_state: tuple[str, str] | None = None
         seed = [_as_message(m) for m in messages]
         if seed:
             self._core.extend(seed, "messages")
@@ -114,20 +119,8 @@ class Context:
         """A fork: the new core, every runtime field copied."""
         child = Context(_core_ctx=core)
         with self._lock:
-            child.system_prompt = self.system_prompt
-            child.deps = dict(self.deps)
-            child.usage = self.usage
-            child.tool_calls = list(self.tool_calls)
-            child.needs_response = self.needs_response
-            child.iteration = self.iteration
-            child.max_iterations = self.max_iterations
-            child.started_at = self.started_at
-            child.agent_name = self.agent_name
-            child.stream = self.stream
-            child.callbacks = dict(self.callbacks)
-            child.notify = self.notify
-            child.cancellation_check = self.cancellation_check
-            child.approval_handler = self.approval_handler
+            for f in _runtime.FIELDS:
+                setattr(child, f.name, f.copy(getattr(self, f.name)))
         return child
 
     # ---- reading -----------------------------------------------------------------------
@@ -384,17 +377,7 @@ class Context:
 
     def _runtime(self) -> dict[str, Any]:
         with self._lock:
-            return {
-                "system_prompt": self.system_prompt,
-                "deps": redact_deps(self.deps or {}),
-                "usage": self.usage.to_dict(),
-                "tool_calls": json_clean(list(self.tool_calls)),
-                "needs_response": bool(self.needs_response),
-                "iteration": self.iteration,
-                "max_iterations": self.max_iterations,
-                "started_at": None if self.started_at is None else _iso(self.started_at),
-                "agent_name": self.agent_name,
-            }
+            return _runtime.dump(self)
 
     def serialize(self) -> dict[str, Any]:
         """The version 2 document (JSON-encodable). Never callables, never the overlay."""
@@ -403,7 +386,7 @@ class Context:
     @classmethod
     def _from_loaded(cls, core: ContextCore, rt: dict[str, Any], needs_response_default: bool) -> Context:
         ctx = cls(_core_ctx=core)
-        _apply_runtime(ctx, rt, needs_response_default)
+        _runtime.load(ctx, rt, needs_response_default)
         return ctx
 
     @classmethod
@@ -431,52 +414,6 @@ class Context:
 
     def __repr__(self) -> str:
         return f"Context(id={self.id!r}, messages={len(self)}, events={self.next_seq})"
-
-
-def _iso(t: datetime) -> str:
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def _parse_time(s: str, where: str) -> datetime:
-    try:
-        return _core.parse_time(s)
-    except DecodeError as e:
-        raise DecodeError(f"{where}: {e}") from None
-
-
-def _check(v: Any, types: type | tuple[type, ...], where: str) -> Any:
-    if isinstance(v, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-        raise DecodeError(f"{where}: expected {types}, got bool")
-    if not isinstance(v, types):
-        raise DecodeError(f"{where}: wrong type {type(v).__name__}")
-    return v
-
-
-def _apply_runtime(ctx: Context, rt: dict[str, Any], needs_response_default: bool) -> None:
-    """Runtime fields from a document: missing ones take their defaults, wrong types are a
-    ``DecodeError``."""
-    if rt.get("system_prompt") is not None:
-        ctx.system_prompt = _check(rt["system_prompt"], str, "system_prompt")
-    if rt.get("deps") is not None:
-        ctx.deps = dict(_check(rt["deps"], dict, "deps"))
-    if rt.get("usage") is not None:
-        try:
-            ctx.usage = Usage.from_mapping(_check(rt["usage"], dict, "usage"))
-        except TypeError as e:
-            raise DecodeError(f"usage: {e}") from None
-    if rt.get("tool_calls") is not None:
-        ctx.tool_calls = list(_check(rt["tool_calls"], list, "tool_calls"))
-    nr = rt.get("needs_response")
-    ctx.needs_response = needs_response_default if nr is None else _check(nr, bool, "needs_response")
-    for key, default in (("iteration", 0), ("max_iterations", 10)):
-        v = rt.get(key)
-        setattr(ctx, key, default if v is None else _check(v, int, key))
-    sa = rt.get("started_at")
-    ctx.started_at = None if sa is None else _parse_time(_check(sa, str, "started_at"), "started_at")
-    if rt.get("agent_name") is not None:
-        ctx.agent_name = _check(rt["agent_name"], str, "agent_name")
 
 
 _core_version = _core.__version__

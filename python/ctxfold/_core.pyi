@@ -18,15 +18,16 @@ __all__ = [
     "hook_id",
     "encodings",
     "count_text",
+    "parse_time",
+    "EVENT_TYPES",
+    "RUNTIME_KEYS",
+    "BOOKKEEPING_EVENT_TYPES",
+    "store_rows",
+    "store_load",
     "format_export",
     "format_import",
     "format_response",
     "format_tool_list",
-    "EVENT_TYPES",
-    "BOOKKEEPING_EVENT_TYPES",
-    "parse_time",
-    "store_rows",
-    "store_load",
 ]
 
 __version__: str
@@ -57,6 +58,9 @@ def format_tool_list(tools: Iterable[Any]) -> str:
 
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""
+
+def _rank_file(name: str) -> bytes:
+    """The BPE rank file of an encoding in tiktoken's format, byte for byte (for the tests' oracle)."""
 
 # ---- the store's rows (SPEC §11; ctxfold/stores) ----------------------------------------
 
@@ -223,11 +227,11 @@ class Event:
     def __ge__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-EVENT_TYPES: list[str]
+EVENT_TYPES: tuple[str, ...]
+RUNTIME_KEYS: tuple[str, ...]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 def parse_time(text: str) -> datetime: ...
-
 @final
 class ContextCore:
     """The Rust context behind ``ctxfold.Context``: the log, the fold, anchors, windows, codec.

@@ -79,13 +79,15 @@ def convert_from(fmt: str, src: str, dst: str) -> None:
 
 def demo_exports(ctx: Context, timed: Any) -> None:
     """The per-turn cost of a real agent loop: a 10% token window, then each export."""
+    from .._cli import _note
+
     budget = ctx.total_token_count() // 10
     t = time.perf_counter()
     window = ctx.rolling_token_window(budget) or ctx
     window_ms = (time.perf_counter() - t) * 1e3
-    print(f"    → window of {len(window):,} messages in {window_ms:.2f} ms; exported:")
+    _note(f"window of {len(window):,} messages in {window_ms:.2f} ms; exported:")
     for fmt in FORMATS:
         req = timed(f"to_{fmt}(whole transcript)", lambda f=fmt: export(ctx, f))
         key = "input" if fmt == "openai_responses" else "messages"
         timed(f"to_{fmt}(10% token window)", lambda f=fmt: export(window, f))
-        print(f"    → {len(req[key]):,} {key}")
+        _note(f"{len(req[key]):,} {key}")

@@ -34,7 +34,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from .._core import Message, Part, ToolDefinitionsMessage
 from ..errors import FormatError
-from ._pairing import INTERRUPTED, Answer, Call, plan
+from ._pairing import INTERRUPTED, Answer, Call, View, plan, views
 
 __all__ = ["from_langchain", "to_langchain"]
 
@@ -318,18 +318,11 @@ def _source_messages(src: Any) -> list[Message]:
     return out
 
 
-def _interop(m: Message) -> dict[str, Any] | None:
-    i = m.metadata.get("interop")
-    if isinstance(i, dict) and i.get("format") == FORMAT:
-        return i
-    return None
-
-
-def _calls_of(m: Message) -> list[Call]:
+def _calls_of(v: View) -> list[Call]:
     """A message's calls: ``tool_calls`` entries, then ``tool_use`` parts whose id is not one
     of them (the same call written both ways is one call)."""
-    calls = [Call(c["id"], c.get("name") or "", c.get("arguments")) for c in m.tool_calls]
-    content = m.content
+    calls = [Call(c["id"], c.get("name") or "", c.get("arguments")) for c in v.tool_calls]
+    content = v.content
     if isinstance(content, list):
         seen = {c.id for c in calls}
         for p in content:
@@ -341,12 +334,11 @@ def _calls_of(m: Message) -> list[Call]:
     return calls
 
 
-def _keep_unpaired(m: Message) -> bool:
-    i = _interop(m)
-    return i is not None and i.get("class") in _OWN_CLASSES
-
-
 _OWN_CLASSES = ("ChatMessage", "FunctionMessage")
+
+
+def _keep_unpaired(v: View) -> bool:
+    return v.interop is not None and v.interop.get("class") in _OWN_CLASSES
 
 
 def to_langchain(src: Any, *, strict: bool = False) -> list[BaseMessage]:
@@ -355,43 +347,41 @@ def to_langchain(src: Any, *, strict: bool = False) -> list[BaseMessage]:
     gets the interrupted result, an answer whose call is not there is left out. ``strict=True``:
     a ``FormatError`` listing every such repair instead. The tool definitions message is not a
     message of the request (LangChain binds tools to the model)."""
-    msgs = _source_messages(src)
-    p = plan(msgs, _calls_of, _keep_unpaired)
+    vs = views(_source_messages(src), FORMAT)
+    p = plan(vs, _calls_of, _keep_unpaired)
     p.check(strict)
     out: list[BaseMessage] = []
+    append = out.append
     for kind, a, b in p.steps:
         if kind == "msg":
             lc = _message_out(a)
             if lc is not None:
-                out.append(lc)
+                append(lc)
             continue
-        for m in a:
-            lc = _ai_out(m)
+        for v in a:
+            lc = _ai_out(v)
             if lc is not None:
-                out.append(lc)
+                append(lc)
         for ans in b:
-            out.append(_answer_out(ans))
+            append(_answer_out(ans))
     return out
 
 
-def _extra_of(i: dict[str, Any] | None) -> dict[str, Any]:
-    if i is None:
-        return {}
+def _extra_of(i: dict[str, Any]) -> dict[str, Any]:
     e = i.get("extra")
     return dict(e) if isinstance(e, dict) else {}
 
 
-def _id_kw(m: Message, i: dict[str, Any] | None) -> str | None:
-    if i is not None and "id" in i and i["id"] is None:
+def _id_kw(m: Message, i: dict[str, Any]) -> str | None:
+    if "id" in i and i["id"] is None:
         return None
     return m.id
 
 
-def _message_out(m: Message) -> BaseMessage | None:
+def _message_out(v: View) -> BaseMessage | None:
     """A system, developer, user or unpaired legacy tool message."""
-    i = _interop(m)
-    role = m.role
-    content = _content_out(m, i, role)
+    m, i, role = v.msg, v.interop, v.role
+    content = _content_out(v.content, i, role)
     if i is not None:
         kw = _extra_of(i)
         cls_name = i.get("class")
@@ -410,25 +400,25 @@ def _message_out(m: Message) -> BaseMessage | None:
     return SystemMessage(content=content, name=m.name, id=m.id)
 
 
-def _ai_out(m: Message) -> BaseMessage | None:
-    i = _interop(m)
+def _ai_out(v: View) -> BaseMessage | None:
+    m, i = v.msg, v.interop
     if i is not None and i.get("class") in _OWN_CLASSES:
-        return _message_out(m)
-    content = _content_out(m, i, "assistant")
+        return _message_out(v)
+    content = _content_out(v.content, i, "assistant")
     tool_calls: list[dict[str, Any]] = []
     invalid: list[dict[str, Any]] = []
     raw: list[dict[str, Any]] = []
-    entries = list(m.tool_calls)
-    if isinstance(m.content, list):  # a tool_use part (not a LangChain block) is a tool call here
+    entries = v.tool_calls
+    if isinstance(v.content, list):  # a tool_use part (not a LangChain block) is a tool call here
         seen = {c["id"] for c in entries}
-        for p in m.content:
+        for p in v.content:
             if p.type == "tool_use" and p.get(MARK) is None and isinstance(p.get("call_id"), str) and p["call_id"] not in seen:
                 seen.add(p["call_id"])
-                entries.append({"id": p["call_id"], "name": p.get("name") or "", "arguments": p.get("arguments")})
+                entries = [*entries, {"id": p["call_id"], "name": p.get("name") or "", "arguments": p.get("arguments")}]
     for c in entries:
         args = c.get("arguments")
         cid, name = c["id"], c.get("name") or ""
-        if c.get("invalid") is True and i is not None:
+        if i is not None and c.get("invalid") is True:
             invalid.append(
                 {
                     "name": None if c.get("name_none") else name,
@@ -461,13 +451,21 @@ def _ai_out(m: Message) -> BaseMessage | None:
         )
     if (content == "" or content == []) and not tool_calls and not invalid:
         return None  # nothing left to send (foreign reasoning only)
-    kw: dict[str, Any] = {"additional_kwargs": {"tool_calls": raw}} if raw else {}
-    return AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid, name=m.name, id=m.id, **kw)
+    if raw:
+        return AIMessage(
+            content=content,
+            tool_calls=tool_calls,
+            invalid_tool_calls=invalid,
+            name=m.name,
+            id=m.id,
+            additional_kwargs={"tool_calls": raw},
+        )
+    return AIMessage(content=content, tool_calls=tool_calls, invalid_tool_calls=invalid, name=m.name, id=m.id)
 
 
 def _answer_out(a: Answer) -> ToolMessage:
-    m = a.message
-    if m is None:
+    v = a.message
+    if v is None:
         return ToolMessage(
             content=INTERRUPTED,
             tool_call_id=a.call.id,
@@ -475,24 +473,22 @@ def _answer_out(a: Answer) -> ToolMessage:
             status="error",
             id=f"ctxfold-interrupted-{a.call.id}",
         )
+    m, i = v.msg, v.interop
     if a.part is not None:  # a tool_result part of a user message
         part = a.part
-        c = part.get("content")
-        content = _result_content_out(c)
         return ToolMessage(
-            content=content,
+            content=_result_content_out(part.get("content")),
             tool_call_id=a.call.id,
             status="error" if part.get("is_error") is True else "success",
             id=f"{m.id}-{a.call.id}",
         )
-    i = _interop(m)
-    content = _content_out(m, i, "tool")
+    content = _content_out(v.content, i, "tool")
     if i is not None:
         kw = _extra_of(i)
         if "artifact" in i:
             kw["artifact"] = i["artifact"]
-        return ToolMessage(content=content, tool_call_id=m.tool_call_id, name=m.name, id=_id_kw(m, i), **kw)
-    return ToolMessage(content=content, tool_call_id=m.tool_call_id, name=m.name, id=m.id)
+        return ToolMessage(content=content, tool_call_id=v.tool_call_id, name=m.name, id=_id_kw(m, i), **kw)
+    return ToolMessage(content=content, tool_call_id=v.tool_call_id, name=m.name, id=m.id)
 
 
 def _result_content_out(c: Any) -> Any:
@@ -506,8 +502,7 @@ def _result_content_out(c: Any) -> Any:
     return json.dumps(c, ensure_ascii=False, separators=(",", ":"))
 
 
-def _content_out(m: Message, i: dict[str, Any] | None, role: str) -> Any:
-    content = m.content
+def _content_out(content: Any, i: dict[str, Any] | None, role: str) -> Any:
     if content is None:
         return ""
     if isinstance(content, str):
@@ -591,6 +586,8 @@ def _foreign_block(p: Part, role: str) -> Any:
     (another maker's), tool calls (sent as ``tool_calls``), tool results (sent as
     ``ToolMessage``s) and parts LangChain has no block for are left out."""
     t = p.type
+    if t == "thinking":  # LangChain's own reasoning, in a message rebuilt elsewhere; any other: dropped
+        return _native_block(p) if p.get("provider") == FORMAT else None
     if t == "text":
         text = p.get("text")
         if not isinstance(text, str):

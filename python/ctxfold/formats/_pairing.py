@@ -20,9 +20,29 @@ from typing import Any
 from .._core import Message, Part
 from ..errors import FormatError
 
-__all__ = ["INTERRUPTED", "Answer", "Call", "Plan", "plan"]
+__all__ = ["INTERRUPTED", "Answer", "Call", "Plan", "View", "plan", "views"]
 
 INTERRUPTED = "Tool call was interrupted and not executed. Please retry if needed."
+
+
+class View:
+    """A message's fields, each read once (every read of a field builds its Python value)."""
+
+    __slots__ = ("msg", "role", "content", "tool_calls", "tool_call_id", "interop")
+
+    def __init__(self, msg: Message, fmt: str) -> None:
+        self.msg = msg
+        self.role = role = msg.role
+        self.content: Any = msg.content
+        self.tool_calls: list[dict[str, Any]] = msg.tool_calls if role == "assistant" else []
+        self.tool_call_id = msg.tool_call_id if role == "tool" else None
+        i = msg.metadata.get("interop")
+        # what an importer of `fmt` kept on the message (None for a message from elsewhere)
+        self.interop: dict[str, Any] | None = i if isinstance(i, dict) and i.get("format") == fmt else None
+
+
+def views(messages: Sequence[Message], fmt: str) -> list[View]:
+    return [View(m, fmt) for m in messages]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +58,14 @@ class Answer:
     message (``part``), or, when ``message is None``, the interrupted result."""
 
     call: Call
-    message: Message | None
+    message: View | None
     part: Part | None = None
 
 
 @dataclass(slots=True)
 class Plan:
-    # Each step is ("msg", message) for a message sent where it is (a user message without its
-    # tool_result parts, which go with their turn), or ("turn", [assistant messages], [answers]).
+    # Each step is ("msg", view, None) for a message sent where it is (a user message without its
+    # tool_result parts, which go with their turn), or ("turn", [assistant views], [answers]).
     steps: list[tuple[str, Any, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -55,10 +75,10 @@ class Plan:
             raise FormatError(f"the request would need {n} repair{'' if n == 1 else 's'}: " + "; ".join(self.problems))
 
 
-CallsOf = Callable[[Message], Sequence[Call]]
+CallsOf = Callable[[View], Sequence[Call]]
 
 
-def _answers_of(m: Message) -> list[tuple[str, Part | None]]:
+def _answers_of(m: View) -> list[tuple[str, Part | None]]:
     role = m.role
     if role == "tool":
         tid = m.tool_call_id
@@ -70,7 +90,7 @@ def _answers_of(m: Message) -> list[tuple[str, Part | None]]:
     return []
 
 
-def plan(messages: Sequence[Message], calls_of: CallsOf, keep_unpaired: Callable[[Message], bool] | None = None) -> Plan:
+def plan(messages: Sequence[View], calls_of: CallsOf, keep_unpaired: Callable[[View], bool] | None = None) -> Plan:
     """The steps of the request for ``messages`` (tool definitions already left out).
     ``calls_of`` gives an assistant message's calls; ``keep_unpaired`` says which tool messages
     without a ``tool_call_id`` are sent where they are (LangChain's legacy ``FunctionMessage``)."""
@@ -78,7 +98,7 @@ def plan(messages: Sequence[Message], calls_of: CallsOf, keep_unpaired: Callable
     n = len(messages)
     roles = [m.role for m in messages]
     # Answers by call id, in source order: (position, index in message, message, part).
-    index: dict[str, deque[tuple[int, int, Message, Part | None]]] = {}
+    index: dict[str, deque[tuple[int, int, View, Part | None]]] = {}
     has_results: set[int] = set()
     for i, m in enumerate(messages):
         r = roles[i]

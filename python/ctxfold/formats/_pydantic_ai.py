@@ -36,7 +36,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
 
 from .._core import Message, Part, ToolDefinitionsMessage
 from ..errors import FormatError
-from ._pairing import INTERRUPTED, Answer, Call, plan
+from ._pairing import INTERRUPTED, Answer, Call, View, plan, views
 
 __all__ = ["from_pydantic_ai", "to_pydantic_ai"]
 
@@ -331,14 +331,16 @@ def _source_messages(src: Any) -> list[Message]:
     return out
 
 
-def _interop(m: Message) -> dict[str, Any] | None:
-    i = m.metadata.get("interop")
-    if isinstance(i, dict) and i.get("format") == FORMAT:
-        return i
-    return None
+def _text_of(v: View) -> str:
+    c = v.content
+    if isinstance(c, str):
+        return c
+    if not c:
+        return ""
+    return "".join(t for p in c if p.type == "text" and isinstance(t := p.get("text"), str))
 
 
-def _calls_of(m: Message) -> list[Call]:
+def _calls_of(m: View) -> list[Call]:
     """``tool_use`` parts in order, then ``tool_calls`` entries not already made by a part."""
     calls: list[Call] = []
     content = m.content
@@ -391,8 +393,7 @@ def to_pydantic_ai(src: Any, *, strict: bool = False) -> list[Any]:
     gets the interrupted result, flagged as Pydantic AI flags the returns it synthesizes; an
     answer whose call is not there is left out). ``strict=True``: ``FormatError`` listing every
     such repair instead."""
-    msgs = _source_messages(src)
-    p = plan(msgs, _calls_of)
+    p = plan(views(_source_messages(src), FORMAT), _calls_of)
     p.check(strict)
     b = _Builder()
     for kind, a, answers in p.steps:
@@ -409,15 +410,15 @@ def to_pydantic_ai(src: Any, *, strict: bool = False) -> list[Any]:
     return b.out
 
 
-def _head(i: dict[str, Any] | None, m: Message) -> dict[str, Any] | None:
+def _head(i: dict[str, Any] | None, m: View) -> dict[str, Any] | None:
     if i is None:
         return None
     r = i.get("request")
     return r if isinstance(r, dict) else None
 
 
-def _request_message_out(m: Message, b: _Builder) -> None:
-    i = _interop(m)
+def _request_message_out(m: View, b: _Builder) -> None:
+    i = m.interop
     role = m.role
     if i is not None:
         head = _head(i, m)
@@ -435,7 +436,7 @@ def _request_message_out(m: Message, b: _Builder) -> None:
             b.part(
                 _restore(
                     _FEEDBACK,
-                    {"content": _json_content(m, i), "timestamp": m.created_at, "part_kind": "retry-feedback"},
+                    {"content": _json_content(m, i), "timestamp": m.msg.created_at, "part_kind": "retry-feedback"},
                     i.get("part"),
                 ),
                 head,
@@ -446,7 +447,11 @@ def _request_message_out(m: Message, b: _Builder) -> None:
             b.part(
                 _restore(
                     pm.SystemPromptPart,
-                    {"content": m.text if m.content is not None else "", "timestamp": m.created_at, "part_kind": "system-prompt"},
+                    {
+                        "content": _text_of(m) if m.content is not None else "",
+                        "timestamp": m.msg.created_at,
+                        "part_kind": "system-prompt",
+                    },
                     rest,
                 ),
                 head,
@@ -454,21 +459,23 @@ def _request_message_out(m: Message, b: _Builder) -> None:
             return
         b.part(
             _restore(
-                pm.UserPromptPart, {"content": _user_content_out(m), "timestamp": m.created_at, "part_kind": "user-prompt"}, rest
+                pm.UserPromptPart,
+                {"content": _user_content_out(m), "timestamp": m.msg.created_at, "part_kind": "user-prompt"},
+                rest,
             ),
             head,
         )
         return
     if role == "system" or role == "developer":
-        b.part(pm.SystemPromptPart(content=m.text, timestamp=m.created_at), None)
+        b.part(pm.SystemPromptPart(content=_text_of(m), timestamp=m.msg.created_at), None)
         return
     content = _user_content_out(m)
     if isinstance(content, list) and not content:
         return  # only tool results (sent with their calls) or parts Pydantic AI has no content for
-    b.part(pm.UserPromptPart(content=content, timestamp=m.created_at), None)
+    b.part(pm.UserPromptPart(content=content, timestamp=m.msg.created_at), None)
 
 
-def _user_content_out(m: Message) -> Any:
+def _user_content_out(m: View) -> Any:
     content = m.content
     if content is None:
         return ""
@@ -516,8 +523,8 @@ def _media_out(p: Part, t: str) -> Any:
     return None
 
 
-def _response_out(m: Message) -> Any:
-    i = _interop(m)
+def _response_out(m: View) -> Any:
+    i = m.interop
     content = m.content
     parts: list[Any] = []
     items = content if isinstance(content, list) else ([] if not content else [Part.text(content)])
@@ -565,12 +572,12 @@ def _response_out(m: Message) -> Any:
         stored = i.get("response")
         return _restore(
             pm.ModelResponse,
-            {"parts": parts, "timestamp": m.created_at, "kind": "response"},
+            {"parts": parts, "timestamp": m.msg.created_at, "kind": "response"},
             stored if isinstance(stored, dict) else None,
         )
     if not parts:
         return None  # nothing left to send (another maker's reasoning only)
-    return pm.ModelResponse(parts=parts, timestamp=m.created_at)
+    return pm.ModelResponse(parts=parts, timestamp=m.msg.created_at)
 
 
 def _part_rest(p: Part, mapped: tuple[str, ...]) -> dict[str, Any]:
@@ -599,15 +606,15 @@ def _answer_out(a: Answer, b: _Builder) -> None:
                 tool_name=a.call.name,
                 content=content,
                 tool_call_id=a.call.id,
-                timestamp=m.created_at,
+                timestamp=m.msg.created_at,
                 outcome="failed" if a.part.get("is_error") is True else "success",
             ),
             None,
         )
         return
-    i = _interop(m)
+    i = m.interop
     if i is not None:
-        content = m.content if isinstance(m.content, str) else m.text
+        content = m.content if isinstance(m.content, str) else _text_of(m)
         media = i.get("media")
         if media is not None:
             items = _user_content_out(m)
@@ -618,16 +625,16 @@ def _answer_out(a: Answer, b: _Builder) -> None:
             except ValueError:
                 pass
         if i.get("kind") == "retry":
-            b.part(_retry_out(m, i, m.name, m.tool_call_id, content), _head(i, m))
+            b.part(_retry_out(m, i, m.msg.name, m.tool_call_id, content), _head(i, m))
             return
         b.part(
             _restore(
                 pm.ToolReturnPart,
                 {
-                    "tool_name": m.name or a.call.name,
+                    "tool_name": m.msg.name or a.call.name,
                     "content": content,
                     "tool_call_id": m.tool_call_id,
-                    "timestamp": m.created_at,
+                    "timestamp": m.msg.created_at,
                     "part_kind": "tool-return",
                 },
                 i.get("part"),
@@ -636,10 +643,13 @@ def _answer_out(a: Answer, b: _Builder) -> None:
         )
         return
     text = m.content if isinstance(m.content, str) else _tool_content_out(m)
-    b.part(pm.ToolReturnPart(tool_name=m.name or a.call.name, content=text, tool_call_id=a.call.id, timestamp=m.created_at), None)
+    b.part(
+        pm.ToolReturnPart(tool_name=m.msg.name or a.call.name, content=text, tool_call_id=a.call.id, timestamp=m.msg.created_at),
+        None,
+    )
 
 
-def _tool_content_out(m: Message) -> Any:
+def _tool_content_out(m: View) -> Any:
     """A foreign tool message's parts: its text, with its media as Pydantic AI content."""
     items = _user_content_out(m)
     if isinstance(items, list) and all(isinstance(x, str) for x in items):
@@ -647,8 +657,8 @@ def _tool_content_out(m: Message) -> Any:
     return items
 
 
-def _json_content(m: Message, i: dict[str, Any]) -> Any:
-    content = m.content if isinstance(m.content, str) else m.text
+def _json_content(m: View, i: dict[str, Any]) -> Any:
+    content = m.content if isinstance(m.content, str) else _text_of(m)
     if i.get("json"):
         try:
             return json.loads(content)
@@ -657,12 +667,17 @@ def _json_content(m: Message, i: dict[str, Any]) -> Any:
     return content
 
 
-def _retry_out(m: Message, i: dict[str, Any], tool_name: str | None, call_id: str | None, content: Any = None) -> Any:
+def _retry_out(m: View, i: dict[str, Any], tool_name: str | None, call_id: str | None, content: Any = None) -> Any:
     if content is None:
         content = _json_content(m, i)
     if i.get("json"):  # ErrorDetails: their `loc` is a tuple, which JSON holds as a list
         content = _adapter(pm.RetryPromptPart, "content").validate_python(content)
-    values: dict[str, Any] = {"content": content, "tool_name": tool_name, "timestamp": m.created_at, "part_kind": "retry-prompt"}
+    values: dict[str, Any] = {
+        "content": content,
+        "tool_name": tool_name,
+        "timestamp": m.msg.created_at,
+        "part_kind": "retry-prompt",
+    }
     if call_id is not None:
         values["tool_call_id"] = call_id
     return _restore(pm.RetryPromptPart, values, i.get("part"))

@@ -6,6 +6,7 @@ mod errors;
 mod formats;
 mod message;
 mod pyser;
+mod ranks;
 mod store;
 
 use pyo3::prelude::*;
@@ -60,7 +61,9 @@ fn parse_time<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::typ
     convert::datetime(py, ctxfold_core::time::parse_iso(text).py()?)
 }
 
-#[pymodule]
+// Safe without the GIL (free-threaded CPython): every class is frozen, a context's state sits
+// behind its own mutex, and the caches are atomics or once-cells (docs/shipping.md).
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The event type names live in the core; the facade reads them from here.
@@ -78,6 +81,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BOOKKEEPING_EVENT_TYPES",
         pyo3::types::PyFrozenSet::new(m.py(), bookkeeping)?,
     )?;
+    // The document's top-level keys for the runtime fields; the facade converts each.
+    m.add(
+        "RUNTIME_KEYS",
+        pyo3::types::PyTuple::new(m.py(), ctxfold_core::codec::RUNTIME_KEYS)?,
+    )?;
     m.add_class::<message::PyMessage>()?;
     m.add_class::<message::PySystemPromptMessage>()?;
     m.add_class::<message::PyToolDefinitionsMessage>()?;
@@ -91,8 +99,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_import, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(ranks::rank_file_py, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_load, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     Ok(())
 }

@@ -82,7 +82,8 @@ impl Encoding {
             .as_ref()
     }
 
-    pub(crate) fn bpe(self) -> &'static CoreBPE {
+    /// tiktoken-rs's BPE of this encoding (the binding rebuilds rank files from it).
+    pub fn bpe(self) -> &'static CoreBPE {
         match self {
             Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
             Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
