@@ -28,6 +28,7 @@ __all__ = [
     "format_import",
     "format_response",
     "format_tool_list",
+    "_rank_file",
 ]
 
 __version__: str
