@@ -188,12 +188,13 @@ def _messages(items: Sequence[Any]) -> list[Message]:
 
 
 def _items(src: Context | list[Message]) -> list[TResponseInputItem]:
-    """The items the messages were made from, exactly. ``strict=True``: the exporter refuses
-    (``FormatError``) rather than send anything but what was added. A whole Context is
-    exported in Rust under one lock, without a Python list of its messages."""
+    """The items the messages were made from, exactly, in order. ``pair=False``: no request
+    pairing — a ``function_call`` still waiting for its output, or an output whose call was
+    popped, is given back as it was added (the SDK pops and rewinds items one by one). A
+    whole Context is exported in Rust under one lock, without a Python list of its messages."""
     if isinstance(src, list) and not src:
         return []
-    items: list[TResponseInputItem] = formats.to_openai_responses(src, strict=True)["input"]
+    items: list[TResponseInputItem] = formats.to_openai_responses(src, pair=False)["input"]
     return items
 
 
