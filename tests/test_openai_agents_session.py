@@ -297,6 +297,6 @@ def test_behaves_like_a_list(ops, text):
             run(s.clear_session())
             model.clear()
         else:
-            want = model if arg is None else (model[len(model) - arg :] if arg else [])
+            want = model if arg is None else model[max(0, len(model) - arg) :]  # the last `arg` (or all)
             assert exact(run(s.get_items(arg))) == exact(want)
     assert json.dumps(run(s.get_items()), sort_keys=True) == json.dumps(model, sort_keys=True)
