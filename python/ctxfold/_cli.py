@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from ._context import Context
 from ._core import Message, SystemPromptMessage, ToolDefinitionsMessage, encodings
+from ._files import write_json_atomic
 from ._store_cli import add_store_parser, demo_turns, run_store
 from .demo_transcript import build_transcript
 
@@ -121,17 +122,7 @@ def convert(src: str, dst: str) -> None:
     """Any layout ``load`` reads (version 2 or 1, the versionless seed layout) → version 2,
     written atomically (a temporary file beside ``dst``, then a rename)."""
     ctx = Context.load(src)
-    folder = os.path.dirname(os.path.abspath(dst))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ctxfold-convert-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(ctx.serialize(), f, ensure_ascii=False, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dst)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_json_atomic(dst, ctx.serialize())
     print(f"wrote {dst}: version 2, {len(ctx):,} messages, {ctx.next_seq:,} events")
 
 

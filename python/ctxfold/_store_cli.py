@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from typing import Any
 
 from ._context import Context
+from ._files import write_json_atomic
 from .errors import ContextError
 from .stores import Store
 
@@ -82,16 +81,7 @@ def _export(store: Store, context_id: str, dst: str) -> None:
         path = ctx.save(dst)
     else:
         path = dst
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(dst)), prefix=".ctxfold-export-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(ctx.serialize(), f, ensure_ascii=False, separators=(",", ":"))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, dst)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_json_atomic(dst, ctx.serialize())
     print(f"wrote {path}: {len(ctx):,} messages, {ctx.next_seq:,} events")
 
 

@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from typing import Any
 
 from .._context import Context
+from .._files import write_json_atomic
 from ..errors import FormatError
 from . import from_anthropic, from_openai_chat, from_openai_responses, to_anthropic, to_openai_chat, to_openai_responses
 
 FORMATS = ("openai_chat", "openai_responses", "anthropic")
-
-
-def _write_json(dst: str, doc: Any) -> None:
-    """Atomically: a temporary file beside ``dst``, fsynced, then a rename."""
-    folder = os.path.dirname(os.path.abspath(dst))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".ctxfold-convert-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, separators=(",", ":"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dst)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def export(ctx: Context, fmt: str) -> dict[str, Any]:
@@ -42,7 +26,7 @@ def convert_to(fmt: str, src: str, dst: str) -> None:
     """A saved context → the request JSON (the keyword arguments) of ``fmt``."""
     ctx = Context.load(src)
     req = export(ctx, fmt)
-    _write_json(dst, req)
+    write_json_atomic(dst, req)
     key = "input" if fmt == "openai_responses" else "messages"
     print(f"wrote {dst}: {fmt} request, {len(req[key]):,} {key} from {len(ctx):,} messages")
 
@@ -73,7 +57,7 @@ def convert_from(fmt: str, src: str, dst: str) -> None:
     else:
         messages = from_anthropic(body, system=req.get("system") if isinstance(req, dict) else None)
     ctx = Context(messages=messages)
-    _write_json(dst, ctx.serialize())
+    write_json_atomic(dst, ctx.serialize())
     print(f"wrote {dst}: version 2, {len(ctx):,} messages from a {fmt} request")
 
 
