@@ -44,9 +44,10 @@ def encodings() -> list[str]:
     """The token encodings counting knows (``cl100k_base``, ``o200k_base``, …)."""
 
 def format_export(
-    format: str, src: ContextCore | list[Message], strict: bool, instructions: bool
+    format: str, src: ContextCore | list[Message], strict: bool, instructions: bool, pair: bool = True
 ) -> dict[str, Any]:
-    """The request's keyword arguments for ``format`` (SPEC §10)."""
+    """The request's keyword arguments for ``format`` (SPEC §10); ``pair=False``
+    (``openai_responses`` only): the items as they are, with no pairing plan."""
 
 def format_import(format: str, data: Iterable[Any], system: Any = None) -> list[Message]:
     """Messages from a provider's messages or items."""

@@ -70,10 +70,17 @@ def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
 # ---- OpenAI Responses ----------------------------------------------------------------------
 
 
-def to_openai_responses(src: Source, *, strict: bool = False, instructions: bool = False) -> dict[str, Any]:
+def to_openai_responses(
+    src: Source, *, strict: bool = False, instructions: bool = False, pair: bool = True
+) -> dict[str, Any]:
     """``{"input": [...], "tools": [...]}`` for ``client.responses.create(**...)``; with
-    ``instructions=True`` the leading system and developer text goes to ``"instructions"``."""
-    return _core.format_export("openai_responses", _source(src), strict, instructions)
+    ``instructions=True`` the leading system and developer text goes to ``"instructions"``.
+
+    ``pair=False``: no pairing plan (SPEC §10's request rules) — each message as the item(s)
+    it exports to, in order, a call still waiting for its output and an output without its
+    call included, nothing added, dropped or renamed: the items a store of items gives back
+    (``to_openai_responses(from_openai_responses(items), pair=False)["input"] == items``)."""
+    return _core.format_export("openai_responses", _source(src), strict, instructions, pair)
 
 
 def from_openai_responses(items: Iterable[Any]) -> list[Message]:

@@ -9,6 +9,7 @@ fn export(f: Format, ms: &[Message], strict: bool) -> Result<Value, Error> {
     let opts = ExportOptions {
         strict,
         instructions: false,
+        ..ExportOptions::default()
     };
     formats::export(f, &refs, opts).map(|j| serde_json::to_value(&j).unwrap())
 }

@@ -125,13 +125,16 @@ fn messages_out<'py>(py: Python<'py>, ms: Vec<Message>) -> PyResult<Bound<'py, P
 }
 
 /// The request's keyword arguments for a context (its messages as shown) or a list of messages.
+/// `pair=False` (Responses only): the items as they are, with no pairing plan.
 #[pyfunction]
+#[pyo3(signature = (format, src, strict, instructions, pair=true))]
 pub fn format_export<'py>(
     py: Python<'py>,
     format: &str,
     src: &Bound<'py, PyAny>,
     strict: bool,
     instructions: bool,
+    pair: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = Format::parse(format).py()?;
     let handles: Vec<Handle> = if let Ok(core) = src.cast::<ContextCore>() {
@@ -146,6 +149,7 @@ pub fn format_export<'py>(
     let opts = ExportOptions {
         strict,
         instructions,
+        pair,
     };
     let request = py.detach(|| formats::export(f, &refs, opts)).py()?;
     let obj = crate::convert::with_gc_paused(py, || {

@@ -54,16 +54,37 @@ impl Format {
 }
 
 /// Options of an export.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct ExportOptions {
     /// Refuse (with every problem listed) instead of repairing.
     pub strict: bool,
     /// Responses: the leading system and developer text as `instructions`.
     pub instructions: bool,
+    /// Make a request: pair calls with their answers (the [`plan`]). `false` (Responses
+    /// only): every message as the item(s) it exports to, in transcript order, with nothing
+    /// added, dropped, moved or renamed — what a store of items (the Agents SDK session)
+    /// gives back, a `function_call` still waiting for its output included.
+    pub pair: bool,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            strict: false,
+            instructions: false,
+            pair: true,
+        }
+    }
 }
 
 /// The keyword arguments of the request for `messages` (as shown) in `format`.
 pub fn export<'a>(format: Format, messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
+    if !opts.pair && format != Format::OpenAiResponses {
+        return Err(Error::Value(format!(
+            "pair=false (items as they are) is for openai_responses only, not {}",
+            format.name()
+        )));
+    }
     match format {
         Format::OpenAiChat => openai_chat::export(messages, opts),
         Format::OpenAiResponses => openai_responses::export(messages, opts),

@@ -10,15 +10,19 @@ use super::interop::{
     source_url, url_source, Keep,
 };
 use super::out::{Obj, J};
-use super::plan::{plan, AnswerSrc, Call, CallSrc, Grammar, Step};
+use super::plan::{own_calls, plan, AnswerSrc, Call, CallSrc, Grammar, Step};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
-use crate::message::{part_type, Content, Message, Part, Role};
+use crate::message::{part_type, Content, Kind, Message, Part, Role};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 const F: Format = Format::OpenAiResponses;
 
 pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
+    if !opts.pair {
+        return export_as_is(messages, opts);
+    }
     let p = plan(messages, Grammar::MaxLen(64), "OpenAI Responses");
     p.check(opts.strict)?;
     let mut out: Vec<J<'a>> = Vec::with_capacity(p.msgs.len());
@@ -45,52 +49,115 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     assistant_items(p.msgs[i], &p.calls[i], &mut out);
                 }
                 for a in answers {
-                    let (output, own) = match a.src {
-                        AnswerSrc::Tool(m) => (
-                            match &m.content {
-                                Content::None => J::Lit(""),
-                                Content::Text(t) => J::Str(t),
-                                Content::Parts(parts) => {
-                                    J::Arr(input_parts(parts.iter(), interop::from(m, F)))
-                                }
-                            },
-                            Some(m),
-                        ),
-                        AnswerSrc::Part(part) => (
-                            match part.get("content") {
-                                Some(Value::String(s)) => J::Str(s),
-                                Some(Value::Array(items)) => J::Arr(input_parts(
-                                    items.iter().filter_map(Value::as_object),
-                                    false,
-                                )),
-                                None | Some(Value::Null) => J::Lit(""),
-                                Some(other) => J::String(crate::json::compact_json(other)),
-                            },
-                            None,
-                        ),
-                        AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
-                    };
-                    let o = J::obj()
-                        .put("type", J::Lit("function_call_output"))
-                        .put("call_id", J::cow(a.target.clone()))
-                        .put("output", output);
-                    out.push(match own {
-                        Some(m) => finish(o, m, F),
-                        None => o.done(),
-                    });
+                    out.push(output_item(a.target.clone(), a.src));
                 }
             }
         }
     }
+    Ok(request(instructions, out, p.tools))
+}
+
+/// The request: `instructions` (when any), `input`, `tools` (when the source defines some).
+fn request<'a>(instructions: Vec<&'a str>, input: Vec<J<'a>>, defs: Option<&'a Message>) -> J<'a> {
     let mut req = Obj::default();
     if !instructions.is_empty() {
         req.push("instructions", J::String(instructions.join("\n\n")));
     }
-    req.push("input", J::Arr(out));
-    if let Some(t) = p.tools.and_then(tools::openai_responses) {
+    req.push("input", J::Arr(input));
+    if let Some(t) = defs.and_then(tools::openai_responses) {
         req.push("tools", t);
     }
-    Ok(req.done())
+    req.done()
+}
+
+/// The `function_call_output` item answering `call_id`.
+fn output_item<'a>(call_id: Cow<'a, str>, src: AnswerSrc<'a>) -> J<'a> {
+    let (output, own) = match src {
+        AnswerSrc::Tool(m) => (
+            match &m.content {
+                Content::None => J::Lit(""),
+                Content::Text(t) => J::Str(t),
+                Content::Parts(parts) => J::Arr(input_parts(parts.iter(), interop::from(m, F))),
+            },
+            Some(m),
+        ),
+        AnswerSrc::Part(part) => (
+            match part.get("content") {
+                Some(Value::String(s)) => J::Str(s),
+                Some(Value::Array(items)) => J::Arr(input_parts(
+                    items.iter().filter_map(Value::as_object),
+                    false,
+                )),
+                None | Some(Value::Null) => J::Lit(""),
+                Some(other) => J::String(crate::json::compact_json(other)),
+            },
+            None,
+        ),
+        AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
+    };
+    let o = J::obj()
+        .put("type", J::Lit("function_call_output"))
+        .put("call_id", J::cow(call_id))
+        .put("output", output);
+    match own {
+        Some(m) => finish(o, m, F),
+        None => o.done(),
+    }
+}
+
+/// `pair: false`: each message as the item(s) it exports to, in transcript order, with no
+/// plan — a call without its output and an output without its call go as they are, no
+/// interrupted result is added, no id is mapped. What a session that stores items one by one
+/// must give back (the Agents SDK pops and rewinds single items). Nothing is repaired, so
+/// `strict` has nothing to refuse; a tool message without a `tool_call_id` has no item and
+/// is an error rather than left out.
+fn export_as_is<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
+    let defs = messages
+        .iter()
+        .copied()
+        .find(|m| m.kind == Kind::ToolDefinitions);
+    let mut out: Vec<J<'a>> = Vec::with_capacity(messages.len());
+    let mut instructions: Vec<&'a str> = Vec::new();
+    let mut leading = opts.instructions;
+    for (i, &m) in messages.iter().enumerate() {
+        if m.kind == Kind::ToolDefinitions {
+            continue;
+        }
+        if leading && matches!(m.role, Role::System | Role::Developer) {
+            push_text(&m.content, &mut instructions);
+            continue;
+        }
+        leading = false;
+        if let Some(item) = verbatim(m) {
+            out.push(item);
+            continue;
+        }
+        match m.role {
+            Role::Assistant => assistant_items(m, &own_calls(m), &mut out),
+            Role::Tool => {
+                let id = m.tool_call_id.as_deref().ok_or_else(|| {
+                    err(
+                        &format!("messages[{i}]"),
+                        "a tool message without a tool_call_id has no Responses item",
+                    )
+                })?;
+                out.push(output_item(Cow::Borrowed(id), AnswerSrc::Tool(m)));
+            }
+            _ => {
+                // A user message's tool results are its outputs, before the rest of it (as
+                // a request sends them, right after their calls).
+                if let Content::Parts(parts) = &m.content {
+                    for p in parts.iter().filter(|p| part_type(p) == Some("tool_result")) {
+                        if let Some(id) = p.get("call_id").and_then(Value::as_str) {
+                            out.push(output_item(Cow::Borrowed(id), AnswerSrc::Part(p)));
+                        }
+                    }
+                }
+                out.extend(input_message(m));
+            }
+        }
+    }
+    Ok(request(instructions, out, defs))
 }
 
 fn push_text<'a>(c: &'a Content, out: &mut Vec<&'a str>) {

@@ -173,6 +173,20 @@ fn calls_of(m: &Message) -> Vec<(CallSrc<'_>, &str, &str, Option<&Value>)> {
     out
 }
 
+/// The calls an assistant message makes, with their ids as they are (no plan, no mapping).
+pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
+    calls_of(m)
+        .into_iter()
+        .map(|(src, id, name, arguments)| Call {
+            id,
+            name,
+            arguments,
+            target: Cow::Borrowed(id),
+            src,
+        })
+        .collect()
+}
+
 /// The answers a message gives, with their call ids: a tool message's `tool_call_id`, or a
 /// user message's `tool_result` parts.
 fn answers_of(m: &Message) -> Vec<(&str, AnswerSrc<'_>)> {

@@ -1,0 +1,339 @@
+"""ctxfold as the OpenAI Agents SDK's ``Session`` (SPEC §12; extra ``ctxfold[openai-agents]``).
+
+``ContextSession(session_id, store=None, *, session_settings=None)`` keeps the Responses input
+items the SDK hands it as a ctxfold ``Context``, one message per item, through the
+``openai_responses`` format of ``ctxfold.formats``; ``get_items`` turns them back into exactly
+the items that were added. Removals (``pop_item``, ``clear_session``) are ``remove`` events, so
+the log keeps everything a run ever wrote. Without a store the session lives in memory; with a
+``ctxfold.Store`` (or its URL) every call appends only what is new, and sessions with the same
+id on the same store — in this process or others — see each other's items.
+
+    from agents import Agent, Runner
+    from ctxfold.adapters.openai_agents import ContextSession
+
+    session = ContextSession("user-42", "sqlite:///sessions.db")
+    await Runner.run(agent, "Hello", session=session)
+    session.context            # the Context: windows, compaction, history, formats
+
+See ``docs/adapters.md``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+try:
+    from agents.memory.session_settings import SessionSettings, coerce_session_settings, resolve_session_limit
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "ctxfold.adapters.openai_agents needs the OpenAI Agents SDK: pip install 'ctxfold[openai-agents]'"
+    ) from exc
+
+from .. import formats
+from .._context import Context
+from .._core import Message
+from ..errors import ConflictError, FormatError
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+    from agents.memory import SessionInputCallback
+
+    from ..stores import Store
+
+__all__ = ["ContextSession"]
+
+_T = TypeVar("_T")
+
+# A write that keeps losing the race to other writers gives up after this many attempts rather
+# than spin forever; each loss means another writer's turn landed, so the store is progressing.
+_MAX_ATTEMPTS = 1000
+
+
+class ContextSession:
+    """The SDK's ``Session`` protocol over a ctxfold ``Context`` (``isinstance(s,
+    agents.memory.Session)`` holds).
+
+    ``store``: ``None`` (in memory, private to this object), a ``ctxfold.Store``, or a store
+    URL / path (opened here and closed by ``close()``). ``session_settings``: a
+    ``SessionSettings`` or its dict; ``settings.limit`` is the default of ``get_items``.
+    """
+
+    session_id: str
+    session_settings: SessionSettings | None
+
+    def __init__(
+        self,
+        session_id: str,
+        store: Store | str | os.PathLike[str] | None = None,
+        *,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError("session_id must be a non-empty str")
+        self.session_id = session_id
+        self.session_settings = (
+            coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
+        )
+        self._log: _MemoryLog | _StoredLog = _MemoryLog(session_id) if store is None else _StoredLog(session_id, store)
+        self._closed = False
+
+    # ---- the Context behind the session ----------------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        """The Context holding the items, as of this session's last call (a stored session
+        reads the store on its next call, not here). Window it, count it, export it with
+        ``ctxfold.formats``; ``messages[i]`` is item ``i`` of ``get_items()``."""
+        return self._log.context()
+
+    @property
+    def store(self) -> Store | None:
+        """The store the items are saved to, or ``None`` in memory."""
+        return self._log.store if isinstance(self._log, _StoredLog) else None
+
+    # ---- the Session protocol --------------------------------------------------------------
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The latest ``limit`` items in order (``session_settings.limit`` when ``limit`` is
+        ``None``; all of them when both are ``None``; ``0`` → ``[]``), each exactly as added."""
+        self._check_open()
+        n = resolve_session_limit(limit, self.session_settings)
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
+            raise ValueError(f"limit must be None or an int >= 0, got {n!r}")
+        return await self._log.read(lambda ctx: _items(ctx if n is None else _tail(ctx, n)))
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append the items, one message each. A malformed item → ``ctxfold.FormatError`` and
+        nothing is added."""
+        self._check_open()
+        messages = _messages(items)
+        if messages:
+            await self._log.write(lambda ctx: ctx.add_messages(messages))
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove the last item (a ``remove`` event: the log keeps it) and return it exactly as
+        it was added; ``None`` when the session is empty."""
+        self._check_open()
+
+        def pop(ctx: Context) -> TResponseInputItem | None:
+            last = ctx.last_message()
+            if last is None:
+                return None
+            item = _items([last])[0]
+            ctx.remove_message(ctx.message_count - 1)
+            return item
+
+        return await self._log.write(pop)
+
+    async def clear_session(self) -> None:
+        """Remove every item (one ``remove`` event; none when already empty). The log keeps
+        them: ``context.messages_at(seq)`` still reads the past."""
+        self._check_open()
+        await self._log.write(lambda ctx: ctx.clear())
+
+    # ---- extras ------------------------------------------------------------------------------
+
+    def token_window(self, max_tokens: int, encoding: str = "o200k_base") -> SessionInputCallback:
+        """A ``RunConfig(session_input_callback=...)`` that gives the model the longest suffix
+        of the history that fits in ``max_tokens`` together with the new input (tokens counted
+        exactly by ctxfold, SPEC §6, from counts cached per message), never starting on a tool
+        result. The whole history stays in the session; only the model's view is windowed."""
+        if not isinstance(max_tokens, int) or max_tokens < 0:
+            raise ValueError("max_tokens must be an int >= 0")
+
+        def combine(history: list[TResponseInputItem], new_items: list[TResponseInputItem]) -> list[TResponseInputItem]:
+            budget = max_tokens - sum(m.count_tokens(encoding) for m in _messages(new_items))
+            keep = _fitting_suffix(self.context.messages, budget, encoding)
+            keep = min(keep, len(history))
+            return history[len(history) - keep :] + new_items
+
+        return combine
+
+    def close(self) -> None:
+        """End the session: its calls then raise ``RuntimeError``, as a closed
+        ``SQLiteSession``'s do. Closes the store if this session opened it from a URL (a store
+        passed in is the caller's to close). Closing twice is harmless."""
+        if not self._closed:
+            self._closed = True
+            self._log.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"ContextSession {self.session_id!r} is closed")
+
+    def __repr__(self) -> str:
+        where = "memory" if self.store is None else "store"
+        return f"ContextSession({self.session_id!r}, {where})"
+
+
+# ---- items <-> messages ----------------------------------------------------------------------
+
+
+def _messages(items: Sequence[Any]) -> list[Message]:
+    """One message per item through the ``openai_responses`` importer; nothing half-done."""
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+        raise TypeError(f"items must be a list of Responses input items, got {type(items).__name__}")
+    if not items:
+        return []
+    messages = formats.from_openai_responses(items)
+    if len(messages) != len(items):  # the format promises one message per item
+        raise FormatError(f"{len(items)} items became {len(messages)} messages")
+    return messages
+
+
+def _items(src: Context | list[Message]) -> list[TResponseInputItem]:
+    """The items the messages were made from, exactly, in order. ``pair=False``: no request
+    pairing — a ``function_call`` still waiting for its output, or an output whose call was
+    popped, is given back as it was added (the SDK pops and rewinds items one by one). A
+    whole Context is exported in Rust under one lock, without a Python list of its messages."""
+    if isinstance(src, list) and not src:
+        return []
+    items: list[TResponseInputItem] = formats.to_openai_responses(src, pair=False)["input"]
+    return items
+
+
+def _tail(ctx: Context, n: int) -> list[Message]:
+    """The last ``n`` messages (``n >= 0``)."""
+    return ctx.messages[-n:] if n else []
+
+
+def _fitting_suffix(messages: list[Message], budget: int, encoding: str) -> int:
+    """How many of the last messages fit in ``budget`` tokens, the kept run not starting on a
+    tool result. Walks back from the end, so it costs what it keeps."""
+    total = 0
+    keep = 0
+    for m in reversed(messages):
+        total += m.count_tokens(encoding)
+        if total > budget:
+            break
+        keep += 1
+    start = len(messages) - keep
+    while keep and _is_tool_result(messages[start]):
+        start += 1
+        keep -= 1
+    return keep
+
+
+def _is_tool_result(m: Message) -> bool:
+    return m.role == "tool" or any(p.type == "tool_result" for p in m.parts)
+
+
+def _new_context(session_id: str) -> Context:
+    """An empty Context whose id is the session id (the key it is stored under)."""
+    return Context.deserialize({"version": 2, "id": session_id})
+
+
+# ---- where the Context lives -----------------------------------------------------------------
+
+
+class _MemoryLog:
+    """The Context in this process only. Calls run inline: there is no I/O to wait for."""
+
+    def __init__(self, session_id: str) -> None:
+        self._ctx = _new_context(session_id)
+        self._lock = threading.Lock()
+
+    def context(self) -> Context:
+        return self._ctx
+
+    async def read(self, op: Callable[[Context], _T]) -> _T:
+        with self._lock:
+            return op(self._ctx)
+
+    async def write(self, op: Callable[[Context], _T]) -> _T:
+        with self._lock:
+            return op(self._ctx)
+
+    def close(self) -> None:
+        pass
+
+
+class _StoredLog:
+    """The Context in a ``ctxfold.Store``: each call brings the local copy up to the store's
+    head, applies its change, and saves only the new events. A ``ConflictError`` (another
+    writer saved first) reloads and redoes the change, so concurrent writers lose nothing.
+    Store work runs in a worker thread so the event loop is never blocked."""
+
+    def __init__(self, session_id: str, store: Store | str | os.PathLike[str]) -> None:
+        from .. import Store
+
+        if isinstance(store, Store):
+            self.store, self._owned = store, False
+        elif isinstance(store, (str, os.PathLike)):
+            self.store, self._owned = Store(store), True
+        else:
+            raise TypeError(f"store must be a ctxfold.Store, a URL or a path, got {type(store).__name__}")
+        self._id = session_id
+        self._ctx: Context | None = None  # loaded on first use, in the worker thread
+        self._lock = threading.Lock()
+
+    def context(self) -> Context:
+        with self._lock:
+            return self._local()
+
+    def _local(self) -> Context:
+        """The local copy, loaded on first use."""
+        if self._ctx is None:
+            self._ctx = self._load()
+        return self._ctx
+
+    def _load(self) -> Context:
+        try:
+            return self.store.load(self._id)
+        except KeyError:
+            return _new_context(self._id)
+
+    def _caught_up(self) -> Context:
+        """The local copy with every event other writers stored since it was read."""
+        self._ctx = self._load()
+        return self._ctx
+
+    def _read(self, op: Callable[[Context], _T]) -> _T:
+        with self._lock:
+            return op(self._caught_up())
+
+    def _write(self, op: Callable[[Context], _T]) -> _T:
+        # Optimistic: change the local copy and save it. If another writer saved since the
+        # copy was read, the store refuses (ConflictError) and nothing is written: reload and
+        # redo the change on what is stored now. No item is lost and none is written twice.
+        with self._lock:
+            fresh = self._ctx is None
+            for attempt in range(_MAX_ATTEMPTS):
+                ctx = self._local()
+                before = ctx.next_seq
+                try:
+                    result = op(ctx)
+                    if ctx.next_seq == before and not fresh:
+                        # Nothing to write (a pop or clear of an empty copy): the store saves
+                        # nothing and so checks nothing, and the copy may be stale. Look again.
+                        self._ctx, fresh = None, True
+                        continue
+                    self.store.save(ctx)
+                    return result
+                except ConflictError:
+                    # The copy holds the change unsaved: drop it. A short random pause
+                    # spreads out writers that keep colliding.
+                    self._ctx, fresh = None, True
+                    time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))
+                except BaseException:
+                    self._ctx = None  # never keep a copy that may differ from the store
+                    raise
+            raise ConflictError(f"session {self._id!r}: gave up after {_MAX_ATTEMPTS} conflicting writes")
+
+    async def read(self, op: Callable[[Context], _T]) -> _T:
+        return await asyncio.to_thread(self._read, op)
+
+    async def write(self, op: Callable[[Context], _T]) -> _T:
+        # Shielded: once a write has started it runs to its end in its thread (a cancelled
+        # caller does not leave the session half-written); the lock orders the next call after it.
+        return await asyncio.shield(asyncio.to_thread(self._write, op))
+
+    def close(self) -> None:
+        if self._owned:
+            self.store.close()

@@ -1,0 +1,64 @@
+"""Shared pieces of the OpenAI Agents SDK adapter tests: the session backends each test runs on,
+and the byte-exact comparison the SDK itself uses when it rewinds a turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import agents
+import ctxfold
+from ctxfold.adapters.openai_agents import ContextSession
+
+_T = TypeVar("_T")
+
+# Runs here never reach OpenAI: no trace export either.
+agents.set_tracing_disabled(True)
+
+BACKENDS = ["memory", "sqlite-store", "sqlite-url"]
+
+
+def run(coro: Coroutine[Any, Any, _T]) -> _T:
+    return asyncio.run(coro)
+
+
+def exact(items: list[Any]) -> list[str]:
+    """The SDK's own identity for an item (``fingerprint_input_item``: ``json.dumps(item,
+    sort_keys=True)``), so equality here is the equality a rewind needs."""
+    return [json.dumps(i, sort_keys=True) for i in items]
+
+
+class Backends:
+    """Makes ContextSessions on one backend; every session made for the same id on a store
+    backend shares that store (as two processes on one database would)."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        self.path = tmp_path / "sessions.db"
+        self._store: Any = None
+        self._opened: list[ContextSession] = []
+
+    def store(self) -> Any:
+        if self._store is None:
+            self._store = ctxfold.Store(f"sqlite:///{self.path}")
+        return self._store
+
+    def session(self, session_id: str = "s1", **kw: Any) -> ContextSession:
+        if self.kind == "memory":
+            s = ContextSession(session_id, **kw)
+        elif self.kind == "sqlite-store":
+            s = ContextSession(session_id, self.store(), **kw)
+        else:
+            s = ContextSession(session_id, f"sqlite:///{self.path}", **kw)
+        self._opened.append(s)
+        return s
+
+    def close(self) -> None:
+        for s in self._opened:
+            s.close()
+        if self._store is not None:
+            self._store.close()
+
