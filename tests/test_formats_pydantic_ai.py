@@ -35,6 +35,9 @@ from pydantic_ai.models.test import TestModel
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PNG = b"\x89PNG\r\n\x1a\n"
 
+# The outcome of a retried tool call: "retried" where pydantic-ai has it (2.55+, Python 3.11+).
+_RETRIED = "retried" if "retried" in str(ToolReturnPart.__dataclass_fields__["outcome"].type) else "failed"
+
 
 def dump(msgs: list[ModelMessage]) -> list[dict]:
     return ModelMessagesTypeAdapter.dump_python(msgs, mode="json")
@@ -142,7 +145,10 @@ def test_function_model_run_with_thinking_retries_and_images():
     msgs = r.all_messages()
     kinds = {type(p).__name__ for m in msgs for p in m.parts}
     assert {"ThinkingPart", "ToolReturnPart", "UserPromptPart"} <= kinds
-    assert any(getattr(p, "outcome", None) == "retried" for m in msgs for p in m.parts)
+    # A tool retry: `ToolReturnPart(outcome="retried")` from pydantic-ai 2.55 on (Python 3.11+),
+    # a `RetryPromptPart` before (what Python 3.10 installs).
+    assert any(getattr(p, "outcome", None) == "retried" or type(p).__name__ == "RetryPromptPart"
+               for m in msgs for p in m.parts)
     ctx_msgs = round_trips(msgs)
     assistant = [m for m in ctx_msgs if m.role == "assistant"][0]
     th = assistant.parts[0]
@@ -189,7 +195,7 @@ def test_hand_written_messages_round_trip():
         ModelRequest(
             parts=[
                 ToolReturnPart("f", {"nested": [1, {"a": None}]}, tool_call_id="c1", metadata={"k": "v"}),
-                ToolReturnPart("g", "bad args", tool_call_id="c2", outcome="retried"),
+                ToolReturnPart("g", "bad args", tool_call_id="c2", outcome=_RETRIED),
             ]
         ),
         ModelResponse(parts=[TextPart("")]),

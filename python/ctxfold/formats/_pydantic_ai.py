@@ -19,6 +19,7 @@ import base64
 import binascii
 import dataclasses
 import json
+import sys
 import typing
 from collections.abc import Iterable
 from functools import cache
@@ -77,7 +78,25 @@ def _fields(cls: type) -> tuple[tuple[str, Any, Any], ...]:
 
 @cache
 def _adapter(cls: type, name: str) -> TypeAdapter[Any]:
-    return TypeAdapter(typing.get_type_hints(cls, include_extras=True)[name])
+    return TypeAdapter(_hint(cls, name))
+
+
+def _hint(cls: type, name: str) -> Any:
+    """The evaluated annotation of field ``name``. Python 3.10's ``get_type_hints`` cannot
+    evaluate a dataclass's ``_: KW_ONLY`` marker, so there the one annotation is evaluated
+    alone, in its class's module, as ``get_type_hints`` would."""
+    try:
+        return typing.get_type_hints(cls, include_extras=True)[name]
+    except TypeError:
+        for klass in cls.__mro__:
+            annotation = klass.__dict__.get("__annotations__", {}).get(name)
+            if annotation is None:
+                continue
+            if not isinstance(annotation, str):
+                return annotation
+            namespace = dict(vars(sys.modules[klass.__module__]))
+            return eval(annotation, namespace, dict(vars(klass)))  # noqa: S307 - as typing does
+        raise
 
 
 def _is_json(v: Any) -> bool:
