@@ -36,33 +36,21 @@ impl Fields {
             id,
             hook_ids,
         } = self;
-        if let Some(v) = role {
-            m.role = v;
-        }
-        if let Some(v) = content {
-            m.content = v;
-        }
-        if let Some(v) = name {
-            m.name = v;
-        }
-        if let Some(v) = tool_calls {
-            m.tool_calls = v;
-        }
-        if let Some(v) = tool_call_id {
-            m.tool_call_id = v;
-        }
-        if let Some(v) = metadata {
-            m.metadata = v;
-        }
-        if let Some(v) = created_at {
-            m.created_at = v;
-        }
-        if let Some(v) = id {
-            m.id = v;
-        }
-        if let Some(v) = hook_ids {
-            m.hook_ids = v;
-        }
+        set(&mut m.role, role);
+        set(&mut m.content, content);
+        set(&mut m.name, name);
+        set(&mut m.tool_calls, tool_calls);
+        set(&mut m.tool_call_id, tool_call_id);
+        set(&mut m.metadata, metadata);
+        set(&mut m.created_at, created_at);
+        set(&mut m.id, id);
+        set(&mut m.hook_ids, hook_ids);
+    }
+}
+
+fn set<T>(field: &mut T, given: Option<T>) {
+    if let Some(v) = given {
+        *field = v;
     }
 }
 
