@@ -11,7 +11,7 @@ pub use part::{check_parts, new_part, part_from_map, part_type, text_part, Part,
 
 use crate::error::{Error, Result};
 use crate::time::{self, Micros};
-use crate::tokens::TokenCache;
+use crate::tokens::cache::TokenCache;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
