@@ -1,7 +1,9 @@
 """The operations of ``test_bench.py`` timed in two builds side by side, for a before/after
 comparison on a machine other work shares.
 
-    python benches/compare_builds.py BEFORE_PYTHON AFTER_PYTHON [--sizes 1000,10000,100000] [--rounds 5]
+    python benches/compare_builds.py NAME=PYTHON NAME=PYTHON [...] [--sizes 1000,10000,100000] [--rounds 5]
+
+(the first build is the reference: each other column is its time and its ratio to the first).
 
 Each round runs one process per build and size (alternating, so both see the same load); a
 process builds the transcript once and times every operation by CPU time (``process_time``:
@@ -64,25 +66,31 @@ def run(python: str, n: int) -> dict[str, float]:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("before")
-    p.add_argument("after")
+    p.add_argument("builds", nargs="+", help="NAME=PYTHON, the first the reference")
     p.add_argument("--sizes", default="1000,10000,100000")
     p.add_argument("--rounds", type=int, default=5)
     a = p.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
+    builds = [tuple(b.split("=", 1)) for b in a.builds]
     best: dict[tuple[str, int, str], float] = {}
     for _ in range(a.rounds):
         for n in sizes:
-            for side, py in (("before", a.before), ("after", a.after)):
+            for name, py in builds:
                 for op, t in run(py, n).items():
-                    k = (op, n, side)
+                    k = (op, n, name)
                     best[k] = min(best.get(k, t), t)
-    print(f"{'operation':<22}{'n':>8}{'before (ms)':>14}{'after (ms)':>14}{'after/before':>14}")
+    ref = builds[0][0]
+    head = f"{'operation':<22}{'n':>8}{ref + ' ms':>16}"
+    head += "".join(f"{name + ' ms':>16}{'/' + ref:>12}" for name, _ in builds[1:])
+    print(head)
     for op in dict.fromkeys(k[0] for k in best):
         for n in sizes:
-            b, f = best[(op, n, "before")], best[(op, n, "after")]
-            ratio = f"{f / b:.2f}" if b > 0 else "-"
-            print(f"{op:<22}{n:>8}{b * 1e3:>14.3f}{f * 1e3:>14.3f}{ratio:>14}")
+            r = best[(op, n, ref)]
+            row = f"{op:<22}{n:>8}{r * 1e3:>16.3f}"
+            for name, _ in builds[1:]:
+                t = best[(op, n, name)]
+                row += f"{t * 1e3:>16.3f}{(t / r if r else 0):>12.2f}"
+            print(row)
     sys.stdout.flush()
 
 

@@ -22,7 +22,7 @@ import uuid
 
 def _distinct(url: str, history: int, seconds: float, start, out) -> None:
     from ctxfold import Context, Store
-    from ctxfold._cli import build_transcript
+    from ctxfold.demo_transcript import build_transcript
 
     with Store(url) as store:
         ctx = Context()

@@ -15,7 +15,7 @@ import uuid
 import pytest
 from conftest import SIZES
 from ctxfold import Context, Message, Store
-from ctxfold._cli import build_transcript
+from ctxfold.demo_transcript import build_transcript
 
 PG = os.environ.get("CTXFOLD_TEST_POSTGRES_URL")
 _HISTORY: dict[int, list[Message]] = {}

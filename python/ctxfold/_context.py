@@ -119,8 +119,7 @@ class Context:
         """A fork: the new core, every runtime field copied."""
         child = Context(_core_ctx=core)
         with self._lock:
-            for f in _runtime.FIELDS:
-                setattr(child, f.name, f.copy(getattr(self, f.name)))
+            _runtime.copy(self, child)
         return child
 
     # ---- reading -----------------------------------------------------------------------

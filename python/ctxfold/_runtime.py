@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from operator import attrgetter
 from typing import Any
 
 from . import _core
@@ -17,7 +18,7 @@ from ._redact import json_clean, redact_deps
 from ._values import Usage
 from .errors import DecodeError
 
-__all__ = ["FIELDS", "PERSISTED", "dump", "load"]
+__all__ = ["FIELDS", "PERSISTED", "copy", "dump", "load"]
 
 
 def _same(v: Any) -> Any:
@@ -88,6 +89,18 @@ FIELDS: tuple[Field, ...] = (
 )
 
 PERSISTED: tuple[Field, ...] = tuple(f for f in FIELDS if f.write is not None)
+
+_NAMES = tuple(f.name for f in FIELDS)
+_READ_ALL = attrgetter(*_NAMES)
+_COPIES = tuple(None if f.copy is _same else f.copy for f in FIELDS)
+
+
+def copy(src: Any, dst: Any) -> None:
+    """Every runtime field of `src` onto `dst`, as a fork copies it (a window is made every
+    turn, so this is one read of all the fields and one update, not a loop of getattr/setattr)."""
+    dst.__dict__.update(
+        (name, v if c is None else c(v)) for name, c, v in zip(_NAMES, _COPIES, _READ_ALL(src))
+    )
 assert tuple(f.name for f in PERSISTED) == tuple(_core.RUNTIME_KEYS), "runtime fields out of step with the core"
 
 

@@ -124,7 +124,12 @@ impl ContextCore {
         for (i, h) in missing {
             items[i] = Some(h.to_py(py)?);
         }
-        PyList::new(py, items.into_iter().map(|p| p.expect("every slot filled above")))
+        PyList::new(
+            py,
+            items
+                .into_iter()
+                .map(|p| p.expect("every slot filled above")),
+        )
     }
 
     /// Take the lock without ever waiting for it while attached: a thread that holds the lock
@@ -242,9 +247,11 @@ impl ContextCore {
         let hs = messages
             .try_iter()?
             .map(|m| {
-                Ok(Handle::from_py(m?.cast::<PyMessage>().map_err(|_| {
-                    pyo3::exceptions::PyTypeError::new_err("expected Message objects")
-                })?))
+                let m = m?;
+                let m = m
+                    .cast::<PyMessage>()
+                    .map_err(|_| convert::expected("a Message", &m))?;
+                Ok(Handle::from_py(m))
             })
             .collect::<PyResult<Vec<_>>>()?;
         let effect = hs

@@ -22,24 +22,17 @@ impl<'py> FromPyObject<'_, 'py> for Int {
     type Error = PyErr;
 
     fn extract(obj: Borrowed<'_, 'py, PyAny>) -> PyResult<Int> {
-        if obj.cast::<PyBool>().is_ok() {
-            return Err(PyTypeError::new_err("expected an int, got a bool"));
-        }
-        let i = obj.cast::<PyInt>().map_err(|_| {
-            PyTypeError::new_err(format!("expected an int, got {}", type_name(&obj)))
-        })?;
+        // A bool is an int to Python, never an index or a count here.
+        let i = match obj.cast::<PyInt>() {
+            Ok(i) if obj.cast::<PyBool>().is_err() => i,
+            _ => return Err(expected("an int", &obj)),
+        };
         if let Ok(v) = i.extract::<i64>() {
             return Ok(Int(v));
         }
         let negative = i.lt(0)?;
         Ok(Int(if negative { i64::MIN } else { i64::MAX }))
     }
-}
-
-fn type_name(o: &Borrowed<'_, '_, PyAny>) -> String {
-    o.get_type()
-        .name()
-        .map_or_else(|_| "an object".to_string(), |n| n.to_string())
 }
 
 /// What a conversion does with what is not JSON. The rule of what is JSON is one (below);
@@ -368,7 +361,7 @@ pub fn micros(o: &Bound<'_, PyAny>) -> PyResult<Micros> {
     }
     let dt = o
         .cast::<PyDateTime>()
-        .map_err(|_| PyTypeError::new_err("created_at must be a datetime or an ISO 8601 str"))?;
+        .map_err(|_| expected("a datetime or an ISO 8601 str", o))?;
     let dt = if dt.get_tzinfo().is_some() {
         dt.call_method1("astimezone", (PyTzInfo::utc(py)?,))?
             .cast_into::<PyDateTime>()?

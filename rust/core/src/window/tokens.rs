@@ -79,40 +79,14 @@ impl<H: MessageHandle> Context<H> {
         }
     }
 
-    /// Tokens of the non-special positions from `start` on, as resolved (no overlay).
-    fn suffix_tokens(
-        &mut self,
-        start: usize,
-        specials: &[(usize, u64)],
-        slot: usize,
-    ) -> Result<u64> {
-        let t = &self.transcript;
-        if start >= t.len() {
-            return Ok(0);
-        }
-        let c = t.chunk_of(start);
-        let chunk_start = t.chunk_start(c);
-        let mut sum = t.total_tokens(slot) - t.tokens_before_chunk(c, slot);
-        for &(p, tok) in specials {
-            if p >= start {
-                sum -= tok;
-            }
-        }
-        // Every position of the chunk before `start` (specials among them) is not kept.
-        let enc = crate::tokens::ENCODINGS[slot];
-        for p in chunk_start..start {
-            sum -= self.resolved_tokens(p, enc)?;
-        }
-        Ok(sum)
-    }
-
-    /// The smallest start whose non-special suffix costs at most `remaining` (no overlay).
+    /// The smallest start whose non-special suffix costs at most `remaining` (no overlay),
+    /// and what that suffix costs.
     fn suffix_start(
         &mut self,
         remaining: u64,
         specials: &[(usize, u64)],
         enc: Encoding,
-    ) -> Result<usize> {
+    ) -> Result<(usize, u64)> {
         let slot = enc.slot();
         let raw_total = self.transcript.total_tokens(slot);
         let t = &self.transcript;
@@ -160,7 +134,7 @@ impl<H: MessageHandle> Context<H> {
                 start = p;
             }
         }
-        Ok(start)
+        Ok((start, used))
     }
 
     /// The non-special positions the token window keeps; `None` when nothing has to go.
@@ -183,10 +157,10 @@ impl<H: MessageHandle> Context<H> {
             special_tokens.push((p, self.resolved_tokens(p, enc)?));
         }
         let fixed: u64 = special_tokens.iter().map(|&(_, t)| t).sum();
-        let slot = enc.slot();
         // The overlay costs nothing or more, so the answer starts here or later; it is the
-        // first start from here whose child, overlay included, fits.
-        let mut start =
+        // first start from here whose child, overlay included, fits. `used` stays the cost of
+        // the non-special positions from `start` on.
+        let (mut start, mut used) =
             self.suffix_start(max_tokens.saturating_sub(fixed), &special_tokens, enc)?;
         loop {
             let mut kept: Vec<usize> = (start..self.len())
@@ -196,13 +170,16 @@ impl<H: MessageHandle> Context<H> {
             let Some(&first) = kept.first() else {
                 return Ok(Some(kept));
             };
+            for p in start..first {
+                if specials.binary_search(&p).is_err() {
+                    used -= self.resolved_tokens(p, enc)?;
+                }
+            }
             let head = specials.first().map_or(first, |&s| s.min(first));
-            let cost = fixed
-                + self.suffix_tokens(first, &special_tokens, slot)?
-                + self.child_overlay_cost(Some(head), enc)?;
-            if cost <= max_tokens {
+            if fixed + used + self.child_overlay_cost(Some(head), enc)? <= max_tokens {
                 return Ok(Some(kept));
             }
+            used -= self.resolved_tokens(first, enc)?;
             start = first + 1;
         }
     }
