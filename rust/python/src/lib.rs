@@ -4,9 +4,11 @@ mod context;
 mod convert;
 mod errors;
 mod formats;
+mod leaves;
 mod message;
 mod pyser;
 mod ranks;
+mod request;
 mod store;
 
 use pyo3::prelude::*;

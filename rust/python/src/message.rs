@@ -4,6 +4,7 @@
 
 use crate::convert::{self, datetime, map_to_py, micros, to_map, to_value};
 use crate::errors::IntoPyResult;
+use crate::leaves::Leaves;
 use ctxfold_core::codec::write::{MessageOut, Shape};
 use ctxfold_core::dynamic::{hook_id, TOOL_FILTER, TOOL_LIST};
 use ctxfold_core::json::compact_json;
@@ -59,10 +60,30 @@ impl Handle {
     }
 }
 
+impl Handle {
+    /// The message's strings as Python strings, made once (`leaves.rs`); they live with its
+    /// Python object, which is made now if the core's message has none yet.
+    pub fn leaves(&self, py: Python<'_>) -> PyResult<&Leaves> {
+        match &*self.0 {
+            Slot::Py(p) => Ok(&p.get().leaves),
+            Slot::Rust(m, cell) => {
+                let p = match cell.get() {
+                    Some(p) => p,
+                    None => {
+                        let made = new_message(py, m.clone())?;
+                        cell.get_or_init(|| made)
+                    }
+                };
+                Ok(&p.get().leaves)
+            }
+        }
+    }
+}
+
 /// A Python object of the class the message's kind names.
 pub fn new_message(py: Python<'_>, m: Arc<Message>) -> PyResult<Py<PyMessage>> {
     let kind = m.kind;
-    let base = PyClassInitializer::from(PyMessage { inner: m });
+    let base = PyClassInitializer::from(PyMessage::new(m));
     let obj: Bound<'_, PyMessage> = match kind {
         Kind::Plain => Bound::new(py, base)?,
         Kind::SystemPrompt => {
@@ -251,6 +272,17 @@ fn kwargs<'py>(
 #[pyclass(name = "Message", module = "ctxfold", subclass, frozen)]
 pub struct PyMessage {
     pub inner: Arc<Message>,
+    /// Its strings as sent in requests (`leaves.rs`).
+    leaves: Leaves,
+}
+
+impl PyMessage {
+    pub fn new(inner: Arc<Message>) -> PyMessage {
+        PyMessage {
+            inner,
+            leaves: Leaves::default(),
+        }
+    }
 }
 
 #[pymethods]
@@ -280,9 +312,12 @@ impl PyMessage {
             id,
             hook_ids,
         )?;
-        Ok(PyMessage {
-            inner: Arc::new(build(role, content, Kind::Plain, Some(&kw))?),
-        })
+        Ok(PyMessage::new(Arc::new(build(
+            role,
+            content,
+            Kind::Plain,
+            Some(&kw),
+        )?)))
     }
 
     #[classmethod]
@@ -527,7 +562,7 @@ impl PySystemPromptMessage {
         kw: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let m = build(role, content, Kind::SystemPrompt, kw)?;
-        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) })
+        Ok(PyClassInitializer::from(PyMessage::new(Arc::new(m)))
             .add_subclass(PySystemPromptMessage))
     }
 
@@ -570,7 +605,7 @@ impl PyToolDefinitionsMessage {
     ) -> PyResult<PyClassInitializer<Self>> {
         let mut m = build(role, content, Kind::ToolDefinitions, kw)?;
         add_tool_hooks(&mut m, &[]);
-        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) })
+        Ok(PyClassInitializer::from(PyMessage::new(Arc::new(m)))
             .add_subclass(PyToolDefinitionsMessage))
     }
 

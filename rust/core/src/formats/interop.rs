@@ -46,12 +46,12 @@ pub fn finish<'a>(mut o: Obj<'a>, m: &'a Message, f: Format) -> J<'a> {
         }
     }
     match field(m, f, "order") {
-        Some(Value::Array(order)) => reorder(o, order),
-        _ => o.done(),
+        Some(Value::Array(order)) => reorder(o, order).of(m),
+        _ => o.of(m),
     }
 }
 
-pub fn reorder<'a>(o: Obj<'a>, order: &[Value]) -> J<'a> {
+pub fn reorder<'a>(o: Obj<'a>, order: &[Value]) -> Obj<'a> {
     let mut rest: Vec<Option<(super::out::Key<'a>, J<'a>)>> = o.0.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(rest.len());
     for k in order.iter().filter_map(Value::as_str) {
@@ -63,7 +63,7 @@ pub fn reorder<'a>(o: Obj<'a>, order: &[Value]) -> J<'a> {
         }
     }
     out.extend(rest.into_iter().flatten().filter(|(_, v)| !v.is_null()));
-    J::Obj(out)
+    Obj(out)
 }
 
 /// Builds `metadata["interop"]` for an imported wire object.
@@ -280,6 +280,16 @@ pub fn url_source(url: &str) -> Value {
         }
     }
     Value::Object(s)
+}
+
+/// Arguments as the exact string they were given, or a dict as compact JSON (written out
+/// from the value by whoever writes the tree: see [`J::Json`]).
+pub fn arguments(v: Option<&Value>) -> J<'_> {
+    match v {
+        Some(s @ Value::String(_)) => J::Val(s),
+        None | Some(Value::Null) => J::Lit("{}"),
+        Some(other) => J::Json(other),
+    }
 }
 
 /// Arguments as the exact string they were given, or a dict as compact JSON.

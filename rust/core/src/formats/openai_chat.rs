@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions: `{"messages": [...], "tools": [...]}` and its messages back.
 
 use super::interop::{
-    self, arguments_text, array, block, finish, kind, object, opt_str, req_str, source_url,
+    self, arguments, array, block, finish, kind, object, opt_str, req_str, source_url,
     url_source, Keep,
 };
 use super::out::J;
@@ -161,7 +161,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
 
 fn call_out<'a>(c: &Call<'a>) -> J<'a> {
     let custom = matches!(c.src, CallSrc::Entry(e) if e.get("type").and_then(Value::as_str) == Some("custom"));
-    let args = J::cow(arguments_text(c.arguments));
+    let args = arguments(c.arguments);
     if custom {
         return J::obj()
             .put("id", J::cow(c.target.clone()))

@@ -6,7 +6,7 @@
 //! as it came and to this format only.
 
 use super::interop::{
-    self, arguments_text, array, block, finish, kind, object, opt_str, own_reasoning, req_str,
+    self, arguments, array, block, finish, kind, object, opt_str, own_reasoning, req_str,
     source_url, url_source, Keep,
 };
 use super::out::{Obj, J};
@@ -178,7 +178,7 @@ fn verbatim(m: &Message) -> Option<J<'_>> {
     interop::field(m, F, "item")?;
     match &m.content {
         Content::Parts(parts) if parts.len() == 1 => {
-            Some(block(&parts[0], part_type(&parts[0])?, &[], &[], true).done())
+            Some(block(&parts[0], part_type(&parts[0])?, &[], &[], true).of(m))
         }
         _ => None,
     }
@@ -292,9 +292,15 @@ fn assistant_items<'a>(m: &'a Message, calls: &[Call<'a>], out: &mut Vec<J<'a>>)
     for c in calls.iter().filter(|c| matches!(c.src, CallSrc::Entry(_))) {
         out.push(call_out(c, own));
     }
+    // Every item here is written for `m` (its strings are `m`'s: see `J::Of`).
+    for item in &mut out[start..] {
+        if let J::Obj(entries) = item {
+            *item = J::Of(m, std::mem::take(entries));
+        }
+    }
     // The message's own wire keys go back on its item when it made exactly one.
     if own && out.len() == start + 1 {
-        if let Some(J::Obj(entries)) = out.pop() {
+        if let Some(J::Obj(entries) | J::Of(_, entries)) = out.pop() {
             out.push(finish(Obj(entries), m, F));
         }
     }
@@ -366,7 +372,7 @@ fn call_out<'a>(c: &Call<'a>, own: bool) -> J<'a> {
         .put("type", J::Lit("function_call"))
         .put("call_id", J::cow(c.target.clone()))
         .put("name", J::Str(c.name))
-        .put("arguments", J::cow(arguments_text(c.arguments)));
+        .put("arguments", arguments(c.arguments));
     if own {
         let src = match c.src {
             CallSrc::Entry(e) => e,

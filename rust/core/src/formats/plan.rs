@@ -283,10 +283,11 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     }
 
     // Answers by call id, in source order: (message, position in it, answer).
-    let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>)>> = HashMap::default();
+    let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>, &'a str)>> =
+        HashMap::default();
     for (i, m) in msgs.iter().enumerate() {
         for (k, (id, src)) in answers_of(m).into_iter().enumerate() {
-            index.entry(id).or_default().push_back((i, k, src));
+            index.entry(id).or_default().push_back((i, k, src, id));
         }
     }
     let mut consumed: HashSet<(usize, usize)> = HashSet::default();
@@ -307,13 +308,13 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                 for c in cs {
                     let q = index.get_mut(c.id);
                     let hit = q.and_then(|q| {
-                        while q.front().is_some_and(|(at, _, _)| *at < j) {
+                        while q.front().is_some_and(|(at, _, _, _)| *at < j) {
                             q.pop_front();
                         }
                         q.pop_front()
                     });
                     match hit {
-                        Some((at, k, src)) => {
+                        Some((at, k, src, own_id)) => {
                             consumed.insert((at, k));
                             if !in_place(&msgs, j, at) {
                                 problems.push(format!(
@@ -324,7 +325,12 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                             found.push((
                                 (at, k),
                                 Answer {
-                                    target: c.target.clone(),
+                                    // A kept id is sent as the answer's own string (equal to
+                                    // the call's): each message's strings stay its own.
+                                    target: match c.target {
+                                        Cow::Borrowed(_) => Cow::Borrowed(own_id),
+                                        Cow::Owned(_) => c.target.clone(),
+                                    },
                                     name: c.name,
                                     src,
                                     at: Some(at),
