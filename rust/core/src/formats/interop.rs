@@ -237,7 +237,7 @@ pub fn own_reasoning(p: &Part, f: Format) -> bool {
 
 /// The text of a part, when it has a string one.
 pub fn text_of(p: &Part) -> Option<&str> {
-    p.get("text").and_then(Value::as_str)
+    crate::message::small_get(p, "text").and_then(Value::as_str)
 }
 
 /// A data URL `data:<media type>;base64,<data>` split, when it is exactly that.
@@ -289,15 +289,6 @@ pub fn arguments(v: Option<&Value>) -> J<'_> {
         Some(s @ Value::String(_)) => J::Val(s),
         None | Some(Value::Null) => J::Lit("{}"),
         Some(other) => J::Json(other),
-    }
-}
-
-/// Arguments as the exact string they were given, or a dict as compact JSON.
-pub fn arguments_text(v: Option<&Value>) -> std::borrow::Cow<'_, str> {
-    match v {
-        Some(Value::String(s)) => std::borrow::Cow::Borrowed(s),
-        None | Some(Value::Null) => std::borrow::Cow::Borrowed("{}"),
-        Some(other) => std::borrow::Cow::Owned(crate::json::compact_json(other)),
     }
 }
 

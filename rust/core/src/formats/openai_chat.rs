@@ -160,7 +160,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
 }
 
 fn call_out<'a>(c: &Call<'a>) -> J<'a> {
-    let custom = matches!(c.src, CallSrc::Entry(e) if e.get("type").and_then(Value::as_str) == Some("custom"));
+    let custom = matches!(c.src, CallSrc::Entry(e) if part_type(e) == Some("custom"));
     let args = arguments(c.arguments);
     if custom {
         return J::obj()

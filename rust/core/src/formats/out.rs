@@ -118,3 +118,28 @@ impl Serialize for J<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Content, Role};
+    use serde_json::json;
+
+    #[test]
+    fn json_leaves_are_their_compact_text_and_objects_of_a_message_are_objects() {
+        let m = Message::new(Role::User, Content::Text("hi".into()));
+        let args = json!({"q": "é", "n": [1, 2]});
+        let Content::Text(t) = &m.content else {
+            unreachable!()
+        };
+        let j = J::obj()
+            .put("arguments", J::Json(&args))
+            .put("content", J::Str(t))
+            .of(&m);
+        assert_eq!(
+            j.to_value(),
+            json!({"arguments": "{\"q\":\"é\",\"n\":[1,2]}", "content": "hi"})
+        );
+        assert_eq!(j.entries().map(<[_]>::len), Some(2));
+    }
+}

@@ -9,7 +9,7 @@
 
 use super::interop::INTERRUPTED;
 use crate::error::{Error, Result};
-use crate::message::{part_type, Kind, Message, Part, Role};
+use crate::message::{part_type, small_get, Kind, Message, Part, Role};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -163,12 +163,12 @@ fn calls_of(m: &Message) -> Vec<(CallSrc<'_>, &str, &str, Option<&Value>)> {
     }
     let from_parts = out.len();
     for c in &m.tool_calls {
-        let id = c.get("id").and_then(Value::as_str).unwrap_or("");
+        let id = small_get(c, "id").and_then(Value::as_str).unwrap_or("");
         if out[..from_parts].iter().any(|(_, pid, _, _)| *pid == id) {
             continue;
         }
-        let name = c.get("name").and_then(Value::as_str).unwrap_or("");
-        out.push((CallSrc::Entry(c), id, name, c.get("arguments")));
+        let name = small_get(c, "name").and_then(Value::as_str).unwrap_or("");
+        out.push((CallSrc::Entry(c), id, name, small_get(c, "arguments")));
     }
     out
 }
