@@ -150,18 +150,10 @@ pub fn format_export<'py>(
         instructions,
         pair,
     };
-    let t0 = std::time::Instant::now();
     let request = py.detach(|| formats::export(f, &refs, opts)).py()?;
-    let t1 = std::time::Instant::now();
     let obj = crate::convert::with_gc_paused(py, || {
         crate::request::Build::new(py, &handles, &refs).object(&request)
     })?;
-    let t2 = std::time::Instant::now();
-    drop(request);
-    let t3 = std::time::Instant::now();
-    if std::env::var_os("CTXFOLD_T").is_some() {
-        eprintln!("export {:?} build {:?} drop {:?}", t1 - t0, t2 - t1, t3 - t2);
-    }
     Ok(obj.cast_into::<PyDict>()?)
 }
 

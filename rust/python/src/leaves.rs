@@ -64,6 +64,14 @@ impl Leaves {
         Some(s)
     }
 
+    /// `f` of the string at `key`, when one is kept, lent (no reference taken: `f` must
+    /// take its own if it keeps it, as `PyDict_SetItem` does).
+    pub fn lend<R>(&self, key: Key, f: impl FnOnce(*mut pyo3::ffi::PyObject) -> R) -> Option<R> {
+        let v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let at = v.binary_search_by(|(k, _)| k.cmp(&key)).ok()?;
+        Some(f(v[at].1.as_ptr()))
+    }
+
     fn find<'py>(&self, py: Python<'py>, key: Key) -> Option<Bound<'py, PyString>> {
         let v = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let at = v.binary_search_by(|(k, _)| k.cmp(&key)).ok()?;

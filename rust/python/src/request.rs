@@ -136,19 +136,33 @@ impl<'py, 'r> Build<'py, 'r> {
         let d = PyDict::new(self.py);
         for (k, v) in entries {
             let key = self.key(k).as_ptr();
-            match v {
-                // Constants are shared: lent to the dict, which takes its own reference.
-                J::Lit(s) => {
-                    let name = self.name(s).as_ptr();
-                    self.set(&d, key, name)?
-                }
-                _ => {
-                    let value = self.object(v)?;
-                    self.set(&d, key, value.as_ptr())?
+            // Constants and a message's strings already made are lent to the dict, which
+            // takes its own reference.
+            if let J::Lit(s) = v {
+                let name = self.name(s).as_ptr();
+                self.set(&d, key, name)?;
+                continue;
+            }
+            if let Some(s) = text_of(v) {
+                if self.lend(&d, key, Key::text(s))? {
+                    continue;
                 }
             }
+            let value = self.object(v)?;
+            self.set(&d, key, value.as_ptr())?;
         }
         Ok(d)
+    }
+
+    /// `d[key] = ` the scope message's string at `leaf`, if it has one made; whether it did.
+    fn lend(&self, d: &Bound<'py, PyDict>, key: *mut ffi::PyObject, leaf: Key) -> PyResult<bool> {
+        match self.scope {
+            Some((_, leaves)) => leaves
+                .lend(leaf, |value| self.set(d, key, value))
+                .transpose()
+                .map(|done| done.is_some()),
+            None => Ok(false),
+        }
     }
 
     /// `d[key] = value` for objects this build holds (the key, a constant) without taking
@@ -188,5 +202,14 @@ impl<'py, 'r> Build<'py, 'r> {
             }
             other => crate::pyser::to_object(py, other)?,
         })
+    }
+}
+
+/// The string a leaf of the tree is, when it is one borrowed from a message.
+fn text_of<'j>(j: &'j J<'_>) -> Option<&'j str> {
+    match j {
+        J::Str(s) => Some(s),
+        J::Val(Value::String(s)) => Some(s),
+        _ => None,
     }
 }

@@ -188,28 +188,26 @@ pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
 }
 
 /// The answers a message gives, with their call ids: a tool message's `tool_call_id`, or a
-/// user message's `tool_result` parts.
-fn answers_of(m: &Message) -> Vec<(&str, AnswerSrc<'_>)> {
-    match m.role {
-        Role::Tool => m
-            .tool_call_id
-            .as_deref()
-            .map(|id| vec![(id, AnswerSrc::Tool(m))])
-            .unwrap_or_default(),
-        Role::User => match &m.content {
-            crate::message::Content::Parts(parts) => parts
-                .iter()
-                .filter(|p| part_type(p) == Some("tool_result"))
-                .filter_map(|p| {
-                    p.get("call_id")
-                        .and_then(Value::as_str)
-                        .map(|id| (id, AnswerSrc::Part(p)))
-                })
-                .collect(),
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
+/// user message's `tool_result` parts. (An iterator: asked of every message, twice.)
+fn answers_of(m: &Message) -> impl Iterator<Item = (&str, AnswerSrc<'_>)> {
+    let tool = match m.role {
+        Role::Tool => m.tool_call_id.as_deref().map(|id| (id, AnswerSrc::Tool(m))),
+        _ => None,
+    };
+    let parts: &[Part] = match (m.role, &m.content) {
+        (Role::User, crate::message::Content::Parts(parts)) => parts,
+        _ => &[],
+    };
+    tool.into_iter().chain(
+        parts
+            .iter()
+            .filter(|p| part_type(p) == Some("tool_result"))
+            .filter_map(|p| {
+                p.get("call_id")
+                    .and_then(Value::as_str)
+                    .map(|id| (id, AnswerSrc::Part(p)))
+            }),
+    )
 }
 
 pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Plan<'a> {
@@ -286,7 +284,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>, &'a str)>> =
         HashMap::default();
     for (i, m) in msgs.iter().enumerate() {
-        for (k, (id, src)) in answers_of(m).into_iter().enumerate() {
+        for (k, (id, src)) in answers_of(m).enumerate() {
             index.entry(id).or_default().push_back((i, k, src, id));
         }
     }
@@ -369,7 +367,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             i = j;
             continue;
         }
-        for (k, (id, _)) in answers_of(m).into_iter().enumerate() {
+        for (k, (id, _)) in answers_of(m).enumerate() {
             if !consumed.contains(&(i, k)) {
                 problems.push(format!(
                     "the answer to call {id:?} has no call before it in the request; left out"
