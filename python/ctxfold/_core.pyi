@@ -19,6 +19,7 @@ __all__ = [
     "encodings",
     "count_text",
     "parse_time",
+    "json_clean",
     "EVENT_TYPES",
     "RUNTIME_KEYS",
     "BOOKKEEPING_EVENT_TYPES",
@@ -234,6 +235,7 @@ RUNTIME_KEYS: tuple[str, ...]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 def parse_time(text: str) -> datetime: ...
+def json_clean(value: Any, redact: bool = False) -> Any: ...
 @final
 class ContextCore:
     """The Rust context behind ``ctxfold.Context``: the log, the fold, anchors, windows, codec.

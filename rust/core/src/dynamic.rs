@@ -22,6 +22,39 @@ pub fn hook_id(name: &str) -> String {
 pub const TOOL_LIST: &str = "tool_list";
 pub const TOOL_FILTER: &str = "tool_filter";
 
+/// `SystemPromptMessage.create(static_text, hooks)`: the system prompt, its text resolved
+/// from the named hooks when they are bound.
+pub fn system_prompt(static_text: Option<String>, hooks: &[String]) -> Message {
+    let content = static_text.map_or(Content::None, Content::Text);
+    let mut m = Message::new(crate::message::Role::System, content);
+    m.kind = Kind::SystemPrompt;
+    m.hook_ids = hooks.iter().map(|h| hook_id(h)).collect();
+    m
+}
+
+/// `ToolDefinitionsMessage.create(hooks)`: the tool definitions, resolved from `tool_list`
+/// and `tool_filter` (always) and any other named hooks.
+pub fn tool_definitions(hooks: &[String]) -> Message {
+    let mut m = Message::new(crate::message::Role::Tool, Content::None);
+    m.kind = Kind::ToolDefinitions;
+    add_tool_hooks(&mut m, hooks);
+    m
+}
+
+/// A tool-definitions message carries the `tool_list` and `tool_filter` hooks, then `extra`,
+/// each once.
+pub fn add_tool_hooks(m: &mut Message, extra: &[String]) {
+    for name in [TOOL_LIST, TOOL_FILTER]
+        .into_iter()
+        .chain(extra.iter().map(String::as_str))
+    {
+        let id = hook_id(name);
+        if !m.hook_ids.contains(&id) {
+            m.hook_ids.push(id);
+        }
+    }
+}
+
 /// Tool definitions from a `tool_list` output: a JSON list of `{name, description, parameters}`.
 fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
     let v: Value = serde_json::from_str(text)

@@ -15,6 +15,7 @@ pub mod history;
 pub mod json;
 pub mod log;
 pub mod message;
+pub mod redact;
 pub mod time;
 pub mod tokens;
 pub mod window;

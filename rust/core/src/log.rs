@@ -36,22 +36,6 @@ impl<H: MessageHandle> Context<H> {
         op: Option<Op>,
         message: Option<H>,
     ) -> Result<&Event<H>> {
-        let hooked = message
-            .as_ref()
-            .is_some_and(|h| !h.message().hook_ids.is_empty());
-        self.apply_known(kind, time, data, op, message, hooked)
-    }
-
-    /// `apply` when the caller already knows whether the message carries hooks.
-    fn apply_known(
-        &mut self,
-        kind: EventType,
-        time: Micros,
-        data: Map<String, Value>,
-        op: Option<Op>,
-        message: Option<H>,
-        hooked: bool,
-    ) -> Result<&Event<H>> {
         let seq = self.events.len() as u32;
         if let Some(op) = op {
             if let Some(why) = misfit(op, self.len()) {
@@ -67,7 +51,10 @@ impl<H: MessageHandle> Context<H> {
                 self.shown_head = None;
             }
         }
-        if hooked {
+        if message
+            .as_ref()
+            .is_some_and(|h| !h.message().hook_ids.is_empty())
+        {
             self.hooked.mark(seq);
         }
         if kind == EventType::Materialize {

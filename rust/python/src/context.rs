@@ -1,7 +1,8 @@
 //! `Event` and `ContextCore`: the log, fold, anchors, tokens, windows and codec of one
 //! context, behind one mutex. The Python `Context` adds the runtime fields around it.
 
-use crate::convert::{self, datetime, map_to_py, micros, to_map, Int};
+use crate::args::{JsonMap, Time};
+use crate::convert::{self, datetime, map_to_py, to_map, Int};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
 use ctxfold_core::codec::write::{DataOut, Shape};
@@ -53,8 +54,8 @@ impl PyEvent {
     }
     /// The message of a surface event, else `None`.
     #[getter]
-    fn message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
-        self.event.message.as_ref().map(|h| h.to_py(py)).transpose()
+    fn message(&self) -> Option<Handle> {
+        self.event.message.clone()
     }
     fn __richcmp__(&self, other: &Bound<'_, PyAny>, op: CompareOp, py: Python<'_>) -> Py<PyAny> {
         let eq = other.cast::<PyEvent>().ok().map(|o| {
@@ -157,15 +158,12 @@ fn opt_handle(m: Option<&Bound<'_, PyMessage>>) -> Option<Handle> {
 impl ContextCore {
     #[new]
     #[pyo3(signature = (id=None, created_at=None))]
-    fn py_new(id: Option<String>, created_at: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let t = match created_at {
-            Some(t) if !t.is_none() => micros(t)?,
-            _ => ctxfold_core::time::now(),
-        };
-        Ok(ContextCore::wrap(Context::new(
+    fn py_new(id: Option<String>, created_at: Option<Time>) -> Self {
+        let t = created_at.map_or_else(ctxfold_core::time::now, |t| t.0);
+        ContextCore::wrap(Context::new(
             id.unwrap_or_else(ctxfold_core::message::new_id),
             t,
-        )))
+        ))
     }
 
     #[getter]
@@ -308,12 +306,11 @@ impl ContextCore {
         self.lock(py).changed_since(seq.0).py()
     }
 
-    fn log_event(&self, py: Python<'_>, kind: &str, data: &Bound<'_, PyDict>) -> PyResult<PyEvent> {
+    fn log_event(&self, py: Python<'_>, kind: &str, data: JsonMap) -> PyResult<PyEvent> {
         let t = EventType::parse(kind)
             .ok_or_else(|| PyValueError::new_err(format!("unknown event type {kind:?}")))?;
-        let data = to_map(data)?;
         let mut c = self.lock(py);
-        c.log_event(t, data).map(PyEvent::of).py()
+        c.log_event(t, data.0).map(PyEvent::of).py()
     }
 
     fn patch_dangling_tool_calls(&self, py: Python<'_>) -> PyResult<Vec<PyEvent>> {
@@ -370,9 +367,8 @@ impl ContextCore {
     fn __len__(&self, py: Python<'_>) -> usize {
         self.lock(py).len()
     }
-    fn last_message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
-        let h = self.lock(py).last_shown();
-        h.map(|h| h.to_py(py)).transpose()
+    fn last_message(&self, py: Python<'_>) -> Option<Handle> {
+        self.lock(py).last_shown()
     }
     fn events(&self, py: Python<'_>) -> Vec<PyEvent> {
         self.lock(py).events().iter().map(PyEvent::of).collect()
@@ -411,14 +407,12 @@ impl ContextCore {
         Ok(d)
     }
     #[getter]
-    fn system_prompt_message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
-        let h = self.lock(py).system_prompt_message();
-        h.map(|h| h.to_py(py)).transpose()
+    fn system_prompt_message(&self, py: Python<'_>) -> Option<Handle> {
+        self.lock(py).system_prompt_message()
     }
     #[getter]
-    fn tool_definitions_message(&self, py: Python<'_>) -> PyResult<Option<Py<PyMessage>>> {
-        let h = self.lock(py).tool_definitions_message();
-        h.map(|h| h.to_py(py)).transpose()
+    fn tool_definitions_message(&self, py: Python<'_>) -> Option<Handle> {
+        self.lock(py).tool_definitions_message()
     }
 
     // ---- tokens and windows --------------------------------------------------------------
@@ -482,12 +476,8 @@ impl ContextCore {
 
     // ---- persistence ---------------------------------------------------------------------
 
-    fn serialize<'py>(
-        &self,
-        py: Python<'py>,
-        runtime: &Bound<'py, PyDict>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let runtime = to_map(runtime)?;
+    fn serialize<'py>(&self, py: Python<'py>, runtime: JsonMap) -> PyResult<Bound<'py, PyDict>> {
+        let runtime = runtime.0;
         let mut g = self.lock(py);
         let c: &mut Core = &mut g;
         let doc = c.document(&runtime);
@@ -496,13 +486,8 @@ impl ContextCore {
         Ok(obj.cast_into::<PyDict>()?)
     }
 
-    fn save(
-        &self,
-        py: Python<'_>,
-        session_dir: PathBuf,
-        runtime: &Bound<'_, PyDict>,
-    ) -> PyResult<PathBuf> {
-        let runtime = to_map(runtime)?;
+    fn save(&self, py: Python<'_>, session_dir: PathBuf, runtime: JsonMap) -> PyResult<PathBuf> {
+        let runtime = runtime.0;
         let mut g = self.lock(py);
         let c: &mut Core = &mut g;
         py.detach(|| {

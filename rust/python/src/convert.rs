@@ -42,87 +42,206 @@ fn type_name(o: &Borrowed<'_, '_, PyAny>) -> String {
         .map_or_else(|_| "an object".to_string(), |n| n.to_string())
 }
 
-/// A Python value as JSON: dict/list/tuple/str/int/float/bool/None, else `TypeError`; nested
-/// deeper than `MAX_DEPTH` → `ValueError`.
-pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
-    value_at(o, 0)
+/// What a conversion does with what is not JSON. The rule of what is JSON is one (below);
+/// callers differ only in what they do with the rest.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// An argument: `TypeError` (wrong kind of value) or `ValueError` (bad text, too deep).
+    Raise,
+    /// Runtime fields on their way to disk: left out (a dict entry, a list item); with
+    /// `redact`, credential-named keys too (`ctxfold_core::redact`). Too deep still raises.
+    Drop { redact: bool },
+    /// A provider's request or response for an importer: pydantic objects (the SDKs' types)
+    /// read as what `model_dump(mode="json", exclude_unset=True)` gives; the rest is a
+    /// `FormatError` naming the place.
+    Import,
 }
 
-fn value_at(o: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
-    if depth > MAX_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "JSON value nested deeper than {MAX_DEPTH} levels"
-        )));
+/// Why a value is not JSON, and where (the path is built as the error unwinds, so the
+/// success path pays nothing for it).
+pub struct NotJson {
+    path: String,
+    why: Why,
+}
+
+enum Why {
+    Type(String),
+    Key,
+    BigInt,
+    NonFinite,
+    Surrogates,
+    Deep,
+    Py(PyErr),
+}
+
+impl NotJson {
+    fn new(why: Why) -> NotJson {
+        NotJson {
+            path: String::new(),
+            why,
+        }
     }
+
+    fn under(mut self, seg: &str) -> NotJson {
+        self.path.insert_str(0, seg);
+        self
+    }
+
+    fn droppable(&self) -> bool {
+        !matches!(self.why, Why::Deep | Why::Py(_))
+    }
+
+    /// The exception, the place first when there is one (`metadata.x: …`).
+    pub fn into_err(self, root: &str, policy: Policy) -> PyErr {
+        let at = format!("{root}{}", self.path);
+        let at = at.trim_start_matches('.');
+        let text =
+            match &self.why {
+                Why::Py(_) => String::new(),
+                Why::Type(t) => format!(
+                "{t} is not JSON (expected a dict, list, tuple, str, int, float, bool or None{})",
+                if policy == Policy::Import { ", or a pydantic model" } else { "" }
+            ),
+                Why::Key => "JSON object keys must be str".into(),
+                Why::BigInt => "an integer outside the 64-bit range is not JSON".into(),
+                Why::NonFinite => "NaN and infinity are not JSON".into(),
+                Why::Surrogates => SURROGATES.into(),
+                Why::Deep => format!("JSON nested deeper than {MAX_DEPTH} levels"),
+            };
+        let text = if at.is_empty() {
+            text
+        } else {
+            format!("{at}: {text}")
+        };
+        match (self.why, policy) {
+            (Why::Py(e), _) => e,
+            (_, Policy::Import) => crate::errors::to_py(ctxfold_core::Error::Format(text)),
+            (Why::Surrogates | Why::Deep, _) => PyValueError::new_err(text),
+            _ => PyTypeError::new_err(text),
+        }
+    }
+}
+
+impl From<PyErr> for NotJson {
+    fn from(e: PyErr) -> Self {
+        NotJson::new(Why::Py(e))
+    }
+}
+
+/// `o` as JSON under `policy`; `None` when `Drop` left out the whole value.
+pub fn json(o: &Bound<'_, PyAny>, policy: Policy) -> Result<Option<Value>, NotJson> {
+    walk(o, 0, policy)
+}
+
+/// `o` as JSON, raising as arguments do.
+pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
+    json(o, Policy::Raise)
+        .map(|v| v.unwrap_or(Value::Null))
+        .map_err(|e| e.into_err("", Policy::Raise))
+}
+
+fn walk(o: &Bound<'_, PyAny>, depth: usize, policy: Policy) -> Result<Option<Value>, NotJson> {
+    if depth > MAX_DEPTH {
+        return Err(NotJson::new(Why::Deep));
+    }
+    let leaf = |r: Result<Value, NotJson>| match r {
+        Err(e) if e.droppable() && matches!(policy, Policy::Drop { .. }) => Ok(None),
+        r => r.map(Some),
+    };
     if o.is_none() {
-        return Ok(Value::Null);
+        return Ok(Some(Value::Null));
     }
     if let Ok(s) = o.cast::<PyString>() {
-        return Ok(Value::String(string(s)?));
+        return leaf(
+            s.to_str()
+                .map(|s| Value::String(s.to_string()))
+                .map_err(|_| NotJson::new(Why::Surrogates)),
+        );
     }
     if let Ok(b) = o.cast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
+        return Ok(Some(Value::Bool(b.is_true())));
     }
     if let Ok(i) = o.cast::<PyInt>() {
-        if let Ok(v) = i.extract::<i64>() {
-            return Ok(Value::from(v));
-        }
-        if let Ok(v) = i.extract::<u64>() {
-            return Ok(Value::from(v));
-        }
-        return Err(PyTypeError::new_err(
-            "integer out of the 64-bit range is not supported in JSON values",
-        ));
+        return leaf(if let Ok(v) = i.extract::<i64>() {
+            Ok(Value::from(v))
+        } else if let Ok(v) = i.extract::<u64>() {
+            Ok(Value::from(v))
+        } else {
+            Err(NotJson::new(Why::BigInt))
+        });
     }
     if let Ok(f) = o.cast::<PyFloat>() {
-        return Number::from_f64(f.value())
-            .map(Value::Number)
-            .ok_or_else(|| PyTypeError::new_err("NaN and infinity are not JSON values"));
+        return leaf(
+            Number::from_f64(f.value())
+                .map(Value::Number)
+                .ok_or_else(|| NotJson::new(Why::NonFinite)),
+        );
     }
     if let Ok(d) = o.cast::<PyDict>() {
-        return Ok(Value::Object(map_at(d, depth)?));
+        return map_walk(d, depth, policy).map(|m| Some(Value::Object(m)));
     }
-    if let Ok(l) = o.cast::<PyList>() {
-        return l
-            .iter()
-            .map(|x| value_at(&x, depth + 1))
-            .collect::<PyResult<_>>()
-            .map(Value::Array);
+    if o.cast::<PyList>().is_ok() || o.cast::<PyTuple>().is_ok() {
+        let mut items = Vec::with_capacity(o.len()?);
+        for (i, x) in o.try_iter()?.enumerate() {
+            match walk(&x?, depth + 1, policy) {
+                Ok(Some(v)) => items.push(v),
+                Ok(None) => {}
+                Err(e) => return Err(e.under(&format!("[{i}]"))),
+            }
+        }
+        return Ok(Some(Value::Array(items)));
     }
-    if let Ok(t) = o.cast::<PyTuple>() {
-        return t
-            .iter()
-            .map(|x| value_at(&x, depth + 1))
-            .collect::<PyResult<_>>()
-            .map(Value::Array);
+    if policy == Policy::Import && o.hasattr("model_dump")? {
+        let kw = PyDict::new(o.py());
+        kw.set_item("mode", "json")?;
+        kw.set_item("exclude_unset", true)?;
+        let dumped = o.call_method("model_dump", (), Some(&kw))?;
+        return walk(&dumped, depth + 1, policy);
     }
-    Err(PyTypeError::new_err(format!(
-        "{} is not JSON-compatible (expected dict, list, str, int, float, bool or None)",
-        o.get_type().name()?
-    )))
+    leaf(Err(NotJson::new(Why::Type(
+        o.get_type().name()?.to_string(),
+    ))))
 }
 
-pub fn to_map(d: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
-    map_at(d, 0)
-}
-
-fn map_at(d: &Bound<'_, PyDict>, depth: usize) -> PyResult<Map<String, Value>> {
-    let mut m = Map::new();
+fn map_walk(
+    d: &Bound<'_, PyDict>,
+    depth: usize,
+    policy: Policy,
+) -> Result<Map<String, Value>, NotJson> {
+    let mut m = Map::with_capacity(d.len());
     for (k, v) in d.iter() {
-        let k = k
-            .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err("JSON object keys must be str"))
-            .and_then(string)?;
-        m.insert(k, value_at(&v, depth + 1)?);
+        let key = match k.cast::<PyString>().map(|k| k.to_str()) {
+            Ok(Ok(k)) => k,
+            _ if matches!(policy, Policy::Drop { .. }) => continue,
+            Ok(Err(_)) => return Err(NotJson::new(Why::Surrogates)),
+            Err(_) => return Err(NotJson::new(Why::Key)),
+        };
+        if policy == (Policy::Drop { redact: true }) && ctxfold_core::redact::is_secret_key(key) {
+            continue;
+        }
+        match walk(&v, depth + 1, policy) {
+            Ok(Some(v)) => {
+                m.insert(key.to_string(), v);
+            }
+            Ok(None) => {}
+            Err(e) => return Err(e.under(&format!(".{key}"))),
+        }
     }
     Ok(m)
 }
 
+/// A dict as a JSON object, raising as arguments do.
+pub fn to_map(d: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
+    map_walk(d, 0, Policy::Raise).map_err(|e| e.into_err("", Policy::Raise))
+}
+
+const SURROGATES: &str = "text with lone surrogates is not valid Unicode";
+
 /// A Python str as UTF-8; lone surrogates are a `ValueError`.
 pub fn string(s: &Bound<'_, PyString>) -> PyResult<String> {
-    s.to_str().map(str::to_string).map_err(|_| {
-        PyValueError::new_err("text contains lone surrogates and is not valid Unicode")
-    })
+    s.to_str()
+        .map(str::to_string)
+        .map_err(|_| PyValueError::new_err(SURROGATES))
 }
 
 /// `==` and `!=` from an equality test (`None`: the other object is of another class);
@@ -151,6 +270,19 @@ pub fn with_gc_paused<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyR
         gc.call_method0("enable")?;
     }
     out
+}
+
+/// Any of the core's JSON-shaped values (a `Value`, a map, a list of maps) as Python objects,
+/// when a method returns it: through the same serializer as whole documents.
+pub struct JsonOut<'a, T: ?Sized>(pub &'a T);
+
+impl<'py, T: serde::Serialize + ?Sized> IntoPyObject<'py> for JsonOut<'_, T> {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::pyser::to_object(py, self.0)
+    }
 }
 
 /// A JSON value as Python objects (through the same serializer as whole documents).

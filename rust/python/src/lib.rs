@@ -1,5 +1,6 @@
 //! The PyO3 binding of ctxfold: converts, maps errors (in `errors`), and nothing else.
 
+mod args;
 mod context;
 mod convert;
 mod errors;
@@ -63,6 +64,22 @@ fn parse_time<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::typ
     convert::datetime(py, ctxfold_core::time::parse_iso(text).py()?)
 }
 
+/// A JSON-compatible copy of `value` (what may be written to disk): what is not JSON is left
+/// out, with `redact` credential-named keys too; `None` if the value itself is not JSON.
+#[pyfunction]
+#[pyo3(signature = (value, redact=false))]
+fn json_clean<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    redact: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let policy = convert::Policy::Drop { redact };
+    match convert::json(value, policy).map_err(|e| e.into_err("", policy))? {
+        Some(v) => convert::to_py(py, &v),
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
 // Safe without the GIL (free-threaded CPython): every class is frozen, a context's state sits
 // behind its own mutex, and the caches are atomics or once-cells (docs/shipping.md).
 #[pymodule(gil_used = false)]
@@ -102,6 +119,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(json_clean, m)?)?;
     m.add_function(wrap_pyfunction!(ranks::rank_file_py, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_load, m)?)?;

@@ -2,19 +2,20 @@
 //! a message: the Python object itself (so `messages` gives back what was appended) or, for a
 //! message the core derived, the Rust value plus the Python object made for it on first read.
 
-use crate::convert::{self, datetime, map_to_py, micros, to_map, to_value};
+use crate::args::{ContentArg, FieldsArg, Json, JsonMap};
+use crate::convert::{self, datetime, map_to_py, JsonOut};
 use crate::errors::IntoPyResult;
 use crate::leaves::Leaves;
 use ctxfold_core::codec::write::{MessageOut, Shape};
-use ctxfold_core::dynamic::{hook_id, TOOL_FILTER, TOOL_LIST};
+use ctxfold_core::dynamic;
 use ctxfold_core::json::compact_json;
-use ctxfold_core::message::validate_tool_call;
+use ctxfold_core::message::{new_part, part_from_map, Fields};
 use ctxfold_core::tokens::{message_tokens, Encoding};
-use ctxfold_core::{Content, Kind, Message, MessageHandle, Role};
+use ctxfold_core::{Content, Kind, Message, MessageHandle, Part, Role};
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyKeyError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 use pyo3::PyClassInitializer;
 use serde_json::{Map, Value};
 use std::sync::{Arc, OnceLock};
@@ -38,6 +39,16 @@ impl MessageHandle for Handle {
     }
     fn wrap(m: Message) -> Self {
         Handle(Arc::new(Slot::Rust(Arc::new(m), OnceLock::new())))
+    }
+}
+
+/// A message going back to Python is its handle's object (made on first read).
+impl<'py> IntoPyObject<'py> for Handle {
+    type Target = PyMessage;
+    type Output = Bound<'py, PyMessage>;
+    type Error = PyErr;
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyMessage>> {
+        self.to_py(py).map(|p| p.into_bound(py))
     }
 }
 
@@ -106,166 +117,6 @@ pub fn message_from_rust(py: Python<'_>, m: Message) -> PyResult<Py<PyMessage>> 
     new_message(py, Arc::new(m))
 }
 
-// ---- building messages from Python arguments ------------------------------------------------
-
-fn content_from_py(o: Option<&Bound<'_, PyAny>>) -> PyResult<Content> {
-    let Some(o) = o else { return Ok(Content::None) };
-    if o.is_none() {
-        return Ok(Content::None);
-    }
-    if let Ok(s) = o.cast::<PyString>() {
-        return Ok(Content::Text(convert::string(s)?));
-    }
-    if o.cast::<PyList>().is_ok() || o.cast::<PyTuple>().is_ok() {
-        let mut parts = Vec::new();
-        for (i, item) in o.try_iter()?.enumerate() {
-            let item = item?;
-            let p = if let Ok(p) = item.cast::<PyPart>() {
-                (*p.get().inner).clone()
-            } else if let Ok(d) = item.cast::<PyDict>() {
-                to_map(d)?
-            } else {
-                return Err(PyTypeError::new_err(format!(
-                    "content[{i}] must be a Part or a dict"
-                )));
-            };
-            if !matches!(p.get("type"), Some(Value::String(_))) {
-                return Err(PyValueError::new_err(format!(
-                    "content[{i}] needs a string \"type\""
-                )));
-            }
-            parts.push(p);
-        }
-        return Ok(Content::Parts(parts));
-    }
-    Err(PyTypeError::new_err(
-        "content must be a str, a list of Part, or None",
-    ))
-}
-
-fn tool_calls_from_py(o: &Bound<'_, PyAny>) -> PyResult<Vec<Map<String, Value>>> {
-    if o.is_none() {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    for (i, c) in o.try_iter()?.enumerate() {
-        let c = c?;
-        let d = c
-            .cast::<PyDict>()
-            .map_err(|_| PyTypeError::new_err(format!("tool_calls[{i}] must be a dict")))?;
-        let m = to_map(d)?;
-        validate_tool_call(&m)
-            .map_err(|e| PyValueError::new_err(format!("tool_calls[{i}]: {e}")))?;
-        out.push(m);
-    }
-    Ok(out)
-}
-
-fn opt_string(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
-    if o.is_none() {
-        return Ok(None);
-    }
-    let s = o
-        .cast::<PyString>()
-        .map_err(|_| PyTypeError::new_err(format!("{what} must be a str or None")))?;
-    Ok(Some(convert::string(s)?))
-}
-
-/// Apply keyword fields (`name`, `tool_calls`, …) onto a message.
-fn apply_fields(m: &mut Message, kw: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-    let Some(kw) = kw else { return Ok(()) };
-    for (k, v) in kw.iter() {
-        let key: String = k.extract()?;
-        match key.as_str() {
-            "role" => {
-                let r: String = v
-                    .extract()
-                    .map_err(|_| PyValueError::new_err("role must be a str"))?;
-                m.role = Role::parse(&r).py()?;
-            }
-            "content" => m.content = content_from_py(Some(&v))?,
-            "name" => m.name = opt_string(&v, "name")?,
-            "tool_call_id" => m.tool_call_id = opt_string(&v, "tool_call_id")?,
-            "tool_calls" => m.tool_calls = tool_calls_from_py(&v)?,
-            "metadata" => {
-                m.metadata = if v.is_none() {
-                    Map::new()
-                } else {
-                    let d = v
-                        .cast::<PyDict>()
-                        .map_err(|_| PyTypeError::new_err("metadata must be a dict"))?;
-                    to_map(d)?
-                }
-            }
-            "created_at" => {
-                if !v.is_none() {
-                    m.created_at = micros(&v)?
-                }
-            }
-            "id" => {
-                if let Some(id) = opt_string(&v, "id")? {
-                    m.id = id
-                }
-            }
-            "hook_ids" => {
-                m.hook_ids = if v.is_none() {
-                    Vec::new()
-                } else {
-                    v.try_iter()?
-                        .map(|h| h?.extract::<String>())
-                        .collect::<PyResult<_>>()?
-                }
-            }
-            other => {
-                return Err(PyTypeError::new_err(format!(
-                    "unexpected keyword argument {other:?}"
-                )))
-            }
-        }
-    }
-    Ok(())
-}
-
-fn build(
-    role: &str,
-    content: Option<&Bound<'_, PyAny>>,
-    kind: Kind,
-    kw: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Message> {
-    let mut m = Message::new(Role::parse(role).py()?, content_from_py(content)?);
-    m.kind = kind;
-    apply_fields(&mut m, kw)?;
-    Ok(m)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn kwargs<'py>(
-    py: Python<'py>,
-    name: Option<&Bound<'py, PyAny>>,
-    tool_calls: Option<&Bound<'py, PyAny>>,
-    tool_call_id: Option<&Bound<'py, PyAny>>,
-    metadata: Option<&Bound<'py, PyAny>>,
-    created_at: Option<&Bound<'py, PyAny>>,
-    id: Option<&Bound<'py, PyAny>>,
-    hook_ids: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in [
-        ("name", name),
-        ("tool_calls", tool_calls),
-        ("tool_call_id", tool_call_id),
-        ("metadata", metadata),
-        ("created_at", created_at),
-        ("id", id),
-        ("hook_ids", hook_ids),
-    ] {
-        if let Some(v) = v {
-            d.set_item(k, v)?;
-        }
-    }
-    Ok(d)
-}
-
 // ---- Message --------------------------------------------------------------------------------
 
 /// One message of a transcript: an immutable value, compared by value, hashed by id.
@@ -288,119 +139,92 @@ impl PyMessage {
 #[pymethods]
 impl PyMessage {
     #[new]
-    #[pyo3(signature = (role, content=None, *, name=None, tool_calls=None, tool_call_id=None, metadata=None, created_at=None, id=None, hook_ids=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn py_new<'py>(
-        py: Python<'py>,
+    #[pyo3(
+        signature = (role, content=None, **fields),
+        text_signature = "(role, content=None, *, name=None, tool_calls=None, tool_call_id=None, metadata=None, created_at=None, id=None, hook_ids=None)"
+    )]
+    fn py_new(
         role: &str,
-        content: Option<&Bound<'py, PyAny>>,
-        name: Option<&Bound<'py, PyAny>>,
-        tool_calls: Option<&Bound<'py, PyAny>>,
-        tool_call_id: Option<&Bound<'py, PyAny>>,
-        metadata: Option<&Bound<'py, PyAny>>,
-        created_at: Option<&Bound<'py, PyAny>>,
-        id: Option<&Bound<'py, PyAny>>,
-        hook_ids: Option<&Bound<'py, PyAny>>,
+        content: Option<ContentArg>,
+        fields: Option<FieldsArg>,
     ) -> PyResult<Self> {
-        let kw = kwargs(
-            py,
-            name,
-            tool_calls,
-            tool_call_id,
-            metadata,
-            created_at,
-            id,
-            hook_ids,
-        )?;
-        Ok(PyMessage::new(Arc::new(build(
-            role,
-            content,
-            Kind::Plain,
-            Some(&kw),
-        )?)))
+        let m = build(role, content, Kind::Plain, fields)?;
+        Ok(PyMessage::new(Arc::new(m)))
     }
 
     #[classmethod]
-    #[pyo3(signature = (content, **kw))]
+    #[pyo3(signature = (content, **fields))]
     fn system(
-        _cls: &Bound<'_, pyo3::types::PyType>,
+        _cls: &Bound<'_, PyType>,
         py: Python<'_>,
-        content: &Bound<'_, PyAny>,
-        kw: Option<&Bound<'_, PyDict>>,
+        content: ContentArg,
+        fields: Option<FieldsArg>,
     ) -> PyResult<Py<PyMessage>> {
-        message_from_rust(py, build("system", Some(content), Kind::Plain, kw)?)
+        message_from_rust(py, build("system", Some(content), Kind::Plain, fields)?)
     }
 
     #[classmethod]
-    #[pyo3(signature = (content, **kw))]
+    #[pyo3(signature = (content, **fields))]
     fn user(
-        _cls: &Bound<'_, pyo3::types::PyType>,
+        _cls: &Bound<'_, PyType>,
         py: Python<'_>,
-        content: &Bound<'_, PyAny>,
-        kw: Option<&Bound<'_, PyDict>>,
+        content: ContentArg,
+        fields: Option<FieldsArg>,
     ) -> PyResult<Py<PyMessage>> {
-        message_from_rust(py, build("user", Some(content), Kind::Plain, kw)?)
+        message_from_rust(py, build("user", Some(content), Kind::Plain, fields)?)
     }
 
     #[classmethod]
-    #[pyo3(signature = (content=None, **kw))]
+    #[pyo3(signature = (content=None, **fields))]
     fn assistant(
-        _cls: &Bound<'_, pyo3::types::PyType>,
+        _cls: &Bound<'_, PyType>,
         py: Python<'_>,
-        content: Option<&Bound<'_, PyAny>>,
-        kw: Option<&Bound<'_, PyDict>>,
+        content: Option<ContentArg>,
+        fields: Option<FieldsArg>,
     ) -> PyResult<Py<PyMessage>> {
-        message_from_rust(py, build("assistant", content, Kind::Plain, kw)?)
+        message_from_rust(py, build("assistant", content, Kind::Plain, fields)?)
     }
 
-    /// A tool result; a non-str result is stored as its compact JSON.
+    /// A tool result; a non-str result is stored as its compact JSON (the core's rule).
     #[classmethod]
-    #[pyo3(signature = (tool_call_id, result, **kw))]
+    #[pyo3(signature = (tool_call_id, result, **fields))]
     fn tool(
-        _cls: &Bound<'_, pyo3::types::PyType>,
+        _cls: &Bound<'_, PyType>,
         py: Python<'_>,
-        tool_call_id: &str,
-        result: &Bound<'_, PyAny>,
-        kw: Option<&Bound<'_, PyDict>>,
+        tool_call_id: String,
+        result: Json,
+        fields: Option<FieldsArg>,
     ) -> PyResult<Py<PyMessage>> {
-        let text = match result.cast::<PyString>() {
-            Ok(s) => convert::string(s)?,
-            Err(_) => compact_json(&to_value(result)?),
-        };
-        let mut m = Message::new(Role::Tool, Content::Text(text));
-        m.tool_call_id = Some(tool_call_id.to_string());
-        apply_fields(&mut m, kw)?;
+        let m = Message::tool_result(tool_call_id, result.0, FieldsArg::of(fields)).py()?;
         message_from_rust(py, m)
     }
 
     #[classmethod]
     #[pyo3(signature = (role, content_parts, metadata=None))]
     fn create(
-        _cls: &Bound<'_, pyo3::types::PyType>,
+        _cls: &Bound<'_, PyType>,
         py: Python<'_>,
         role: &str,
-        content_parts: &Bound<'_, PyAny>,
-        metadata: Option<&Bound<'_, PyAny>>,
+        content_parts: ContentArg,
+        metadata: Option<JsonMap>,
     ) -> PyResult<Py<PyMessage>> {
-        let kw = PyDict::new(py);
-        if let Some(md) = metadata {
-            kw.set_item("metadata", md)?;
-        }
-        message_from_rust(
-            py,
-            build(role, Some(content_parts), Kind::Plain, Some(&kw))?,
-        )
+        let fields = Fields {
+            metadata: metadata.map(|m| m.0),
+            ..Fields::default()
+        };
+        let m = Message::build(
+            Role::parse(role).py()?,
+            content_parts.0,
+            Kind::Plain,
+            fields,
+        );
+        message_from_rust(py, m.py()?)
     }
 
     /// Read what `to_dict` writes, or any subset of it (`role` required).
     #[classmethod]
-    fn from_dict(
-        _cls: &Bound<'_, pyo3::types::PyType>,
-        py: Python<'_>,
-        d: &Bound<'_, PyDict>,
-    ) -> PyResult<Py<PyMessage>> {
-        let v = Value::Object(to_map(d)?);
-        message_from_rust(py, Message::from_json(&v).py()?)
+    fn from_dict(_cls: &Bound<'_, PyType>, py: Python<'_>, d: JsonMap) -> PyResult<Py<PyMessage>> {
+        message_from_rust(py, Message::from_json(&Value::Object(d.0)).py()?)
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -409,15 +233,8 @@ impl PyMessage {
 
     /// A copy with some fields changed.
     #[pyo3(signature = (**changes))]
-    fn replace(
-        &self,
-        py: Python<'_>,
-        changes: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyMessage>> {
-        let mut m = (*self.inner).clone();
-        apply_fields(&mut m, changes)?;
-        m.validate().py()?;
-        message_from_rust(py, m)
+    fn replace(&self, py: Python<'_>, changes: Option<FieldsArg>) -> PyResult<Py<PyMessage>> {
+        message_from_rust(py, self.inner.with(FieldsArg::of(changes)).py()?)
     }
 
     #[pyo3(signature = (encoding="cl100k_base"))]
@@ -453,22 +270,16 @@ impl PyMessage {
         self.inner.name.as_deref()
     }
     #[getter]
-    fn tool_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
-            .inner
-            .tool_calls
-            .iter()
-            .map(|c| map_to_py(py, c))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+    fn tool_calls(&self) -> JsonOut<'_, [Map<String, Value>]> {
+        JsonOut(&self.inner.tool_calls)
     }
     #[getter]
     fn tool_call_id(&self) -> Option<&str> {
         self.inner.tool_call_id.as_deref()
     }
     #[getter]
-    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        map_to_py(py, &self.inner.metadata)
+    fn metadata(&self) -> JsonOut<'_, Map<String, Value>> {
+        JsonOut(&self.inner.metadata)
     }
     #[getter]
     fn created_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
@@ -555,13 +366,13 @@ pub struct PySystemPromptMessage;
 #[pymethods]
 impl PySystemPromptMessage {
     #[new]
-    #[pyo3(signature = (role="system", content=None, **kw))]
+    #[pyo3(signature = (role="system", content=None, **fields))]
     fn py_new(
         role: &str,
-        content: Option<&Bound<'_, PyAny>>,
-        kw: Option<&Bound<'_, PyDict>>,
+        content: Option<ContentArg>,
+        fields: Option<FieldsArg>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let m = build(role, content, Kind::SystemPrompt, kw)?;
+        let m = build(role, content, Kind::SystemPrompt, fields)?;
         Ok(PyClassInitializer::from(PyMessage::new(Arc::new(m)))
             .add_subclass(PySystemPromptMessage))
     }
@@ -569,22 +380,12 @@ impl PySystemPromptMessage {
     #[classmethod]
     #[pyo3(name = "create", signature = (static_text=None, hooks=None))]
     fn create_sp(
-        _cls: &Bound<'_, pyo3::types::PyType>,
+        _cls: &Bound<'_, PyType>,
         py: Python<'_>,
-        static_text: Option<&str>,
+        static_text: Option<String>,
         hooks: Option<Vec<String>>,
     ) -> PyResult<Py<PyMessage>> {
-        let content = match static_text {
-            Some(t) => Content::Text(t.to_string()),
-            None => Content::None,
-        };
-        let mut m = Message::new(Role::System, content);
-        m.kind = Kind::SystemPrompt;
-        m.hook_ids = hooks
-            .unwrap_or_default()
-            .iter()
-            .map(|h| hook_id(h))
-            .collect();
+        let m = dynamic::system_prompt(static_text, &hooks.unwrap_or_default());
         message_from_rust(py, m)
     }
 }
@@ -597,14 +398,14 @@ pub struct PyToolDefinitionsMessage;
 #[pymethods]
 impl PyToolDefinitionsMessage {
     #[new]
-    #[pyo3(signature = (role="tool", content=None, **kw))]
+    #[pyo3(signature = (role="tool", content=None, **fields))]
     fn py_new(
         role: &str,
-        content: Option<&Bound<'_, PyAny>>,
-        kw: Option<&Bound<'_, PyDict>>,
+        content: Option<ContentArg>,
+        fields: Option<FieldsArg>,
     ) -> PyResult<PyClassInitializer<Self>> {
-        let mut m = build(role, content, Kind::ToolDefinitions, kw)?;
-        add_tool_hooks(&mut m, &[]);
+        let mut m = build(role, content, Kind::ToolDefinitions, fields)?;
+        dynamic::add_tool_hooks(&mut m, &[]);
         Ok(PyClassInitializer::from(PyMessage::new(Arc::new(m)))
             .add_subclass(PyToolDefinitionsMessage))
     }
@@ -612,28 +413,29 @@ impl PyToolDefinitionsMessage {
     #[classmethod]
     #[pyo3(name = "create", signature = (hooks=None))]
     fn create_td(
-        _cls: &Bound<'_, pyo3::types::PyType>,
+        _cls: &Bound<'_, PyType>,
         py: Python<'_>,
         hooks: Option<Vec<String>>,
     ) -> PyResult<Py<PyMessage>> {
-        let mut m = Message::new(Role::Tool, Content::None);
-        m.kind = Kind::ToolDefinitions;
-        add_tool_hooks(&mut m, &hooks.unwrap_or_default());
-        message_from_rust(py, m)
+        message_from_rust(py, dynamic::tool_definitions(&hooks.unwrap_or_default()))
     }
 }
 
-fn add_tool_hooks(m: &mut Message, extra: &[String]) {
-    for name in [TOOL_LIST, TOOL_FILTER]
-        .iter()
-        .copied()
-        .chain(extra.iter().map(String::as_str))
-    {
-        let id = hook_id(name);
-        if !m.hook_ids.contains(&id) {
-            m.hook_ids.push(id);
-        }
-    }
+/// A message of `kind` from a constructor's arguments, by the core's rules.
+fn build(
+    role: &str,
+    content: Option<ContentArg>,
+    kind: Kind,
+    fields: Option<FieldsArg>,
+) -> PyResult<Message> {
+    let content = content.map_or(Content::None, |c| c.0);
+    Message::build(
+        Role::parse(role).py()?,
+        content,
+        kind,
+        FieldsArg::of(fields),
+    )
+    .py()
 }
 
 // ---- Part -------------------------------------------------------------------------------------
@@ -644,130 +446,105 @@ pub struct PyPart {
     pub inner: Arc<Map<String, Value>>,
 }
 
-fn make_part(
-    kind: &str,
-    fields: &[(&str, Option<&Bound<'_, PyAny>>)],
-    extra: Option<&Bound<'_, PyDict>>,
-) -> PyResult<PyPart> {
-    let mut m = Map::new();
-    m.insert("type".into(), Value::String(kind.into()));
-    for (k, v) in fields {
-        if let Some(v) = v {
-            m.insert((*k).into(), to_value(v)?);
-        }
+/// A part of `kind` from a factory's arguments (the core's `new_part`).
+fn part(kind: &str, fields: &[(&str, Option<Json>)], extra: Option<JsonMap>) -> PyPart {
+    let fields = fields
+        .iter()
+        .map(|(k, v)| (*k, v.as_ref().map(|j| j.0.clone())));
+    let extra = extra.map(|e| e.0).unwrap_or_default();
+    PyPart {
+        inner: Arc::new(new_part(kind, fields, extra)),
     }
-    if let Some(extra) = extra {
-        for (k, v) in to_map(extra)? {
-            m.insert(k, v);
-        }
-    }
-    Ok(PyPart { inner: Arc::new(m) })
 }
 
 #[pymethods]
 impl PyPart {
     #[new]
     #[pyo3(signature = (r#type, **fields))]
-    fn py_new(r#type: &str, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part(r#type, &[], fields)
+    fn py_new(r#type: &str, fields: Option<JsonMap>) -> Self {
+        part(r#type, &[], fields)
     }
 
     #[staticmethod]
     #[pyo3(signature = (text, **extra))]
-    fn text(text: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("text", &[("text", Some(text))], extra)
+    fn text(text: Json, extra: Option<JsonMap>) -> Self {
+        part("text", &[("text", Some(text))], extra)
     }
     #[staticmethod]
     #[pyo3(signature = (text, **extra))]
-    fn thinking(text: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("thinking", &[("text", Some(text))], extra)
+    fn thinking(text: Json, extra: Option<JsonMap>) -> Self {
+        part("thinking", &[("text", Some(text))], extra)
     }
     #[staticmethod]
     #[pyo3(signature = (source, **extra))]
-    fn image(source: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("image", &[("source", Some(source))], extra)
+    fn image(source: Json, extra: Option<JsonMap>) -> Self {
+        part("image", &[("source", Some(source))], extra)
     }
     #[staticmethod]
     #[pyo3(signature = (source, **extra))]
-    fn audio(source: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("audio", &[("source", Some(source))], extra)
+    fn audio(source: Json, extra: Option<JsonMap>) -> Self {
+        part("audio", &[("source", Some(source))], extra)
     }
     #[staticmethod]
     #[pyo3(signature = (source, **extra))]
-    fn video(source: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("video", &[("source", Some(source))], extra)
+    fn video(source: Json, extra: Option<JsonMap>) -> Self {
+        part("video", &[("source", Some(source))], extra)
     }
     #[staticmethod]
     #[pyo3(signature = (source, **extra))]
-    fn file(source: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("file", &[("source", Some(source))], extra)
+    fn file(source: Json, extra: Option<JsonMap>) -> Self {
+        part("file", &[("source", Some(source))], extra)
     }
     #[staticmethod]
     #[pyo3(signature = (source, **extra))]
-    fn pdf(source: &Bound<'_, PyAny>, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        make_part("pdf", &[("source", Some(source))], extra)
+    fn pdf(source: Json, extra: Option<JsonMap>) -> Self {
+        part("pdf", &[("source", Some(source))], extra)
     }
     #[staticmethod]
     #[pyo3(signature = (call_id, name, arguments=None, **extra))]
     fn tool_use(
-        call_id: &Bound<'_, PyAny>,
-        name: &Bound<'_, PyAny>,
-        arguments: Option<&Bound<'_, PyAny>>,
-        extra: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Self> {
-        make_part(
-            "tool_use",
-            &[
-                ("call_id", Some(call_id)),
-                ("name", Some(name)),
-                ("arguments", arguments),
-            ],
-            extra,
-        )
+        call_id: Json,
+        name: Json,
+        arguments: Option<Json>,
+        extra: Option<JsonMap>,
+    ) -> Self {
+        let fields = [
+            ("call_id", Some(call_id)),
+            ("name", Some(name)),
+            ("arguments", arguments),
+        ];
+        part("tool_use", &fields, extra)
     }
     #[staticmethod]
     #[pyo3(signature = (call_id, content, **extra))]
-    fn tool_result(
-        call_id: &Bound<'_, PyAny>,
-        content: &Bound<'_, PyAny>,
-        extra: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Self> {
-        make_part(
-            "tool_result",
-            &[("call_id", Some(call_id)), ("content", Some(content))],
-            extra,
-        )
+    fn tool_result(call_id: Json, content: Json, extra: Option<JsonMap>) -> Self {
+        let fields = [("call_id", Some(call_id)), ("content", Some(content))];
+        part("tool_result", &fields, extra)
     }
     #[staticmethod]
     #[pyo3(signature = (name, description=None, parameters=None, **extra))]
     fn tool(
-        name: &Bound<'_, PyAny>,
-        description: Option<&Bound<'_, PyAny>>,
-        parameters: Option<&Bound<'_, PyAny>>,
-        extra: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Self> {
-        make_part(
-            "tool",
-            &[
-                ("name", Some(name)),
-                ("description", description),
-                ("parameters", parameters),
-            ],
-            extra,
-        )
+        name: Json,
+        description: Option<Json>,
+        parameters: Option<Json>,
+        extra: Option<JsonMap>,
+    ) -> Self {
+        let fields = [
+            ("name", Some(name)),
+            ("description", description),
+            ("parameters", parameters),
+        ];
+        part("tool", &fields, extra)
     }
 
     #[staticmethod]
-    fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let m = to_map(d)?;
-        if !matches!(m.get("type"), Some(Value::String(_))) {
-            return Err(PyValueError::new_err("a part needs a string \"type\""));
-        }
-        Ok(PyPart { inner: Arc::new(m) })
+    fn from_dict(d: JsonMap) -> PyResult<Self> {
+        let inner = Arc::new(part_from_map(d.0).py()?);
+        Ok(PyPart { inner })
     }
 
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        map_to_py(py, &self.inner)
+    fn to_dict(&self) -> JsonOut<'_, Part> {
+        JsonOut(&self.inner)
     }
 
     #[getter(r#type)]
@@ -783,14 +560,14 @@ impl PyPart {
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         match self.inner.get(key) {
-            Some(v) => convert::to_py(py, v),
+            Some(v) => JsonOut(v).into_pyobject(py),
             None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
         }
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
         match self.inner.get(key) {
-            Some(v) => convert::to_py(py, v),
+            Some(v) => JsonOut(v).into_pyobject(py),
             None => Err(PyKeyError::new_err(key.to_string())),
         }
     }
@@ -805,7 +582,7 @@ impl PyPart {
             return Err(PyAttributeError::new_err(name.to_string()));
         }
         match self.inner.get(name) {
-            Some(v) => convert::to_py(py, v),
+            Some(v) => JsonOut(v).into_pyobject(py),
             None => Ok(py.None().into_bound(py)),
         }
     }

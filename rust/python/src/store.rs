@@ -2,8 +2,9 @@
 //! from the rows a load read. Encoding and decoding run in the core with the GIL released; the
 //! SQL and the drivers are Python's (`ctxfold/stores/`).
 
+use crate::args::JsonMap;
 use crate::context::{ContextCore, Core};
-use crate::convert::{map_to_py, to_map};
+use crate::convert::map_to_py;
 use crate::errors::IntoPyResult;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -25,9 +26,9 @@ pub fn store_rows(
     py: Python<'_>,
     core: &ContextCore,
     stored_seq: Option<u64>,
-    runtime: &Bound<'_, PyDict>,
+    runtime: JsonMap,
 ) -> PyResult<RowsOut> {
-    let runtime = to_map(runtime)?;
+    let runtime = runtime.0;
     let mut g = core.lock(py);
     let c: &mut Core = &mut g;
     let rows = py.detach(|| c.rows_since(stored_seq, &runtime)).py()?;

@@ -1,8 +1,8 @@
 //! OpenAI Chat Completions: `{"messages": [...], "tools": [...]}` and its messages back.
 
 use super::interop::{
-    self, arguments, array, block, finish, kind, object, opt_str, req_str, source_url,
-    url_source, Keep,
+    self, arguments, array, block, finish, kind, object, opt_str, req_str, source_url, url_source,
+    Keep,
 };
 use super::out::J;
 use super::plan::{plan, AnswerSrc, Call, CallSrc, Grammar, Step};

@@ -6,9 +6,9 @@
 //! since a message never changes, the binding can make each of them into a Python string once
 //! and share it with every later request (a busy agent exports the same messages every turn).
 
+use crate::message::Message;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
-use crate::message::Message;
 use serde_json::Value;
 use std::borrow::Cow;
 

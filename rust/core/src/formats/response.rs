@@ -34,7 +34,14 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
             .get("message")
             .ok_or_else(|| err("response.choices[0]", "missing \"message\""))?;
         let m = openai_chat::message_in(msg, "response.choices[0].message")?;
-        let usage = openai_usage(o, ["prompt_tokens", "completion_tokens", "prompt_tokens_details"]);
+        let usage = openai_usage(
+            o,
+            [
+                "prompt_tokens",
+                "completion_tokens",
+                "prompt_tokens_details",
+            ],
+        );
         let meta = pick(
             o,
             &["id", "model"],

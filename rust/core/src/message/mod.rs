@@ -3,15 +3,18 @@
 //! A part is kept as the JSON object it was given (every key, in order), because providers
 //! reject reasoning that comes back altered: nothing here normalizes a part.
 
+mod fields;
+mod part;
+
+pub use fields::Fields;
+pub use part::{
+    check_parts, new_part, part_from_map, part_type, small_get, text_part, Part, MEDIA_TYPES,
+};
+
 use crate::error::{Error, Result};
 use crate::time::{self, Micros};
 use crate::tokens::TokenCache;
 use serde_json::{Map, Value};
-
-pub type Part = Map<String, Value>;
-
-/// Part types that carry media: they add a flat 85 tokens and no text.
-pub const MEDIA_TYPES: [&str; 5] = ["image", "audio", "video", "file", "pdf"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
@@ -259,20 +262,6 @@ impl Message {
     }
 }
 
-/// Every part of a parts list has a string `type`.
-pub fn check_parts(content: &Content) -> Result<()> {
-    if let Content::Parts(parts) = content {
-        for (i, p) in parts.iter().enumerate() {
-            if !matches!(p.get("type"), Some(Value::String(_))) {
-                return Err(Error::Value(format!(
-                    "content[{i}]: a part needs a string \"type\""
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
 pub fn validate_tool_call(call: &Map<String, Value>) -> Result<()> {
     for key in ["id", "name"] {
         match call.get(key) {
@@ -291,24 +280,4 @@ pub fn validate_tool_call(call: &Map<String, Value>) -> Result<()> {
             "a tool call's arguments must be a dict or a JSON string".into(),
         )),
     }
-}
-
-pub fn part_type(p: &Part) -> Option<&str> {
-    small_get(p, "type").and_then(Value::as_str)
-}
-
-/// `o.get(key)` for the maps parts are (a handful of keys, `type` first): a scan of the keys
-/// costs less than hashing the key, which exporters would do for every part they read.
-pub fn small_get<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    if o.len() > 4 {
-        return o.get(key);
-    }
-    o.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
-}
-
-pub fn text_part(t: &str) -> Part {
-    let mut p = Map::new();
-    p.insert("type".into(), Value::String("text".into()));
-    p.insert("text".into(), Value::String(t.into()));
-    p
 }
