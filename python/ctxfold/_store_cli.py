@@ -9,6 +9,7 @@ import sys
 import time
 from typing import Any
 
+from ._console import note, print_stats, timed
 from ._context import Context
 from ._files import write_json_atomic
 from .errors import ContextError
@@ -66,7 +67,6 @@ def _list(store: Store, limit: int, offset: int) -> None:
 
 
 def _show(store: Store, context_id: str) -> None:
-    from ._cli import print_stats
 
     ctx = store.load(context_id)
     print_stats(ctx)
@@ -132,11 +132,10 @@ def _import(store: Store, files: list[str], progress: bool) -> int:
 def demo_turns(ctx: Context, folder: str, turns: int = 5) -> None:
     """The demo's last act: the context saved to a SQLite store, then turns of 4 messages, each
     saved with ``store.save`` (what the turn adds) and with ``ctx.save`` (the whole file)."""
-    from ._cli import _note, _timed
     from .demo_transcript import build_transcript
 
     with Store(os.path.join(folder, "sessions.db")) as store:
-        _timed(f"store.save (first save: all {ctx.next_seq:,} events)", lambda: store.save(ctx))
+        timed(f"store.save (first save: all {ctx.next_seq:,} events)", lambda: store.save(ctx))
         per_store, per_file = [], []
         for i in range(turns):
             ctx.add_messages(build_transcript(4, seed=100 + i))
@@ -149,7 +148,7 @@ def demo_turns(ctx: Context, folder: str, turns: int = 5) -> None:
         s, f = statistics.median(per_store), statistics.median(per_file)
         print(f"  {'one turn (4 messages): store.save':<52} {s * 1e3:10.2f} ms")
         print(f"  {'the same turn: ctx.save (rewrites the whole file)':<52} {f * 1e3:10.2f} ms")
-        _note(f"median of {turns} turns: the store is {f / s:,.0f}× faster per turn")
-        back = _timed("store.load", lambda: store.load(ctx.id))
-        _note(f"loaded {len(back):,} messages, {back.next_seq:,} events; equal to the context's: "
+        note(f"median of {turns} turns: the store is {f / s:,.0f}× faster per turn")
+        back = timed("store.load", lambda: store.load(ctx.id))
+        note(f"loaded {len(back):,} messages, {back.next_seq:,} events; equal to the context's: "
               f"{back.events() == ctx.events()}")

@@ -6,6 +6,7 @@ import json
 import time
 from typing import Any
 
+from .._console import note
 from .._context import Context
 from .._files import write_json_atomic
 from ..errors import FormatError
@@ -63,15 +64,14 @@ def convert_from(fmt: str, src: str, dst: str) -> None:
 
 def demo_exports(ctx: Context, timed: Any) -> None:
     """The per-turn cost of a real agent loop: a 10% token window, then each export."""
-    from .._cli import _note
 
     budget = ctx.total_token_count() // 10
     t = time.perf_counter()
     window = ctx.rolling_token_window(budget) or ctx
     window_ms = (time.perf_counter() - t) * 1e3
-    _note(f"window of {len(window):,} messages in {window_ms:.2f} ms; exported:")
+    note(f"window of {len(window):,} messages in {window_ms:.2f} ms; exported:")
     for fmt in FORMATS:
         req = timed(f"to_{fmt}(whole transcript)", lambda f=fmt: export(ctx, f))
         key = "input" if fmt == "openai_responses" else "messages"
         timed(f"to_{fmt}(10% token window)", lambda f=fmt: export(window, f))
-        _note(f"{len(req[key]):,} {key}")
+        note(f"{len(req[key]):,} {key}")

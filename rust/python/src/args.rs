@@ -1,64 +1,17 @@
-//! Message arguments from Python: each kind of argument is one `FromPyObject` impl, so what a
-//! value must be is said once, here. The rules a message obeys (tool calls, part types) are
+//! A message's arguments from Python: its content and its keyword fields, each one
+//! `FromPyObject` impl, so what a value must be is said once, here (JSON and times: `convert`;
+//! parts: `part`). The rules a message obeys (tool calls, part types) are
 //! the core's and are checked there, once (`Message::build`, `Message::with`).
 
-use crate::convert::{micros, string, to_map, to_value};
+use crate::convert::{expected, string, under, JsonMap, Time};
 use crate::errors::IntoPyResult;
-use crate::message::PyPart;
+use crate::part::PartArg;
 use ctxfold_core::message::Fields;
-use ctxfold_core::time::Micros;
-use ctxfold_core::{Content, Part, Role};
+use ctxfold_core::{Content, Role};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use serde_json::{Map, Value};
-
-/// Any JSON value (`convert::Policy::Raise`).
-pub struct Json(pub Value);
-
-impl<'py> FromPyObject<'_, 'py> for Json {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<Json> {
-        to_value(&o).map(Json)
-    }
-}
-
-/// A dict of JSON values.
-pub struct JsonMap(pub Map<String, Value>);
-
-impl<'py> FromPyObject<'_, 'py> for JsonMap {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<JsonMap> {
-        let d = o.cast::<PyDict>().map_err(|_| expected("a dict", &o))?;
-        to_map(&d).map(JsonMap)
-    }
-}
-
-/// A time: a datetime (naive is UTC) or an ISO 8601 str.
-pub struct Time(pub Micros);
-
-impl<'py> FromPyObject<'_, 'py> for Time {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<Time> {
-        micros(&o).map(Time)
-    }
-}
-
-/// A part: a `Part` or a dict (its `type` is the core's rule).
-pub struct PartArg(pub Part);
-
-impl<'py> FromPyObject<'_, 'py> for PartArg {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<PartArg> {
-        if let Ok(p) = o.cast::<PyPart>() {
-            return Ok(PartArg((*p.get().inner).clone()));
-        }
-        let d = o
-            .cast::<PyDict>()
-            .map_err(|_| expected("a Part or a dict", &o))?;
-        to_map(&d).map(PartArg)
-    }
-}
+use serde_json::Map;
 
 /// Content: a str, a list (or tuple) of parts, or `None`.
 pub struct ContentArg(pub Content);
@@ -171,20 +124,4 @@ fn opt_str(v: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         .cast::<PyString>()
         .map_err(|_| expected("a str or None", v))?;
     string(s).map(Some)
-}
-
-/// `TypeError: expected WHAT, got TYPE`: the one wording of a wrong kind of argument.
-fn expected(what: &str, o: &Bound<'_, PyAny>) -> PyErr {
-    let got = o
-        .get_type()
-        .name()
-        .map_or_else(|_| "an object".to_string(), |n| n.to_string());
-    PyTypeError::new_err(format!("expected {what}, got {got}"))
-}
-
-/// The same exception, its message prefixed with where (`content[2]: …`).
-fn under(at: &str, e: PyErr, py: Python<'_>) -> PyErr {
-    let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-    let ty = e.get_type(py);
-    PyErr::from_type(ty, format!("{at}: {text}"))
 }

@@ -1,8 +1,8 @@
 //! `Event` and `ContextCore`: the log, fold, anchors, tokens, windows and codec of one
 //! context, behind one mutex. The Python `Context` adds the runtime fields around it.
 
-use crate::args::{JsonMap, Time};
 use crate::convert::{self, datetime, map_to_py, to_map, Int};
+use crate::convert::{JsonMap, Time};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
 use ctxfold_core::codec::write::{DataOut, Shape};

@@ -230,6 +230,53 @@ fn map_walk(
     Ok(m)
 }
 
+/// Any JSON value (`convert::Policy::Raise`).
+pub struct Json(pub Value);
+
+impl<'py> FromPyObject<'_, 'py> for Json {
+    type Error = PyErr;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<Json> {
+        to_value(&o).map(Json)
+    }
+}
+
+/// A dict of JSON values.
+pub struct JsonMap(pub Map<String, Value>);
+
+impl<'py> FromPyObject<'_, 'py> for JsonMap {
+    type Error = PyErr;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<JsonMap> {
+        let d = o.cast::<PyDict>().map_err(|_| expected("a dict", &o))?;
+        to_map(&d).map(JsonMap)
+    }
+}
+
+/// A time: a datetime (naive is UTC) or an ISO 8601 str.
+pub struct Time(pub Micros);
+
+impl<'py> FromPyObject<'_, 'py> for Time {
+    type Error = PyErr;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<Time> {
+        micros(&o).map(Time)
+    }
+}
+
+/// `TypeError: expected WHAT, got TYPE`: the one wording of a wrong kind of argument.
+pub fn expected(what: &str, o: &Bound<'_, PyAny>) -> PyErr {
+    let got = o
+        .get_type()
+        .name()
+        .map_or_else(|_| "an object".to_string(), |n| n.to_string());
+    PyTypeError::new_err(format!("expected {what}, got {got}"))
+}
+
+/// The same exception, its message prefixed with where (`content[2]: …`).
+pub fn under(at: &str, e: PyErr, py: Python<'_>) -> PyErr {
+    let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    let ty = e.get_type(py);
+    PyErr::from_type(ty, format!("{at}: {text}"))
+}
+
 /// A dict as a JSON object, raising as arguments do.
 pub fn to_map(d: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
     map_walk(d, 0, Policy::Raise).map_err(|e| e.into_err("", Policy::Raise))

@@ -7,6 +7,7 @@ mod errors;
 mod formats;
 mod leaves;
 mod message;
+mod part;
 mod pyser;
 mod ranks;
 mod request;
@@ -108,7 +109,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<message::PyMessage>()?;
     m.add_class::<message::PySystemPromptMessage>()?;
     m.add_class::<message::PyToolDefinitionsMessage>()?;
-    m.add_class::<message::PyPart>()?;
+    m.add_class::<part::PyPart>()?;
     m.add_class::<context::PyEvent>()?;
     m.add_class::<context::ContextCore>()?;
     m.add_function(wrap_pyfunction!(hook_id, m)?)?;

@@ -2,9 +2,9 @@
 //! from the rows a load read. Encoding and decoding run in the core with the GIL released; the
 //! SQL and the drivers are Python's (`ctxfold/stores/`).
 
-use crate::args::JsonMap;
 use crate::context::{ContextCore, Core};
 use crate::convert::map_to_py;
+use crate::convert::JsonMap;
 use crate::errors::IntoPyResult;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

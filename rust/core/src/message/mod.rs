@@ -13,7 +13,7 @@ pub use part::{
 
 use crate::error::{Error, Result};
 use crate::time::{self, Micros};
-use crate::tokens::TokenCache;
+use crate::tokens::cache::TokenCache;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::json::compact_json;
 use crate::message::{part_type, Content, Message, MEDIA_TYPES};
-mod cache;
+pub mod cache;
 mod encoding;
 mod pretokenize;
 

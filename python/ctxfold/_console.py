@@ -1,0 +1,55 @@
+"""What the CLI prints, shared by its commands: console-safe text, timed steps, notes, stats."""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+T = TypeVar("T")
+
+
+def safe_console() -> None:
+    """Never fail on a character the console cannot show (Windows' cp1252, ``PYTHONIOENCODING``,
+    an ASCII pipe): it is written as a backslash escape instead of raising."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _glyph(preferred: str, plain: str) -> str:
+    """``preferred`` where stdout's encoding has it, else the ASCII ``plain``."""
+    try:
+        preferred.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return plain
+    return preferred
+
+
+def note(text: str) -> None:
+    print(f"    {_glyph('→', '->')} {text}")
+
+
+def timed(label: str, f: Callable[[], T]) -> T:
+    t = time.perf_counter()
+    out = f()
+    dt = time.perf_counter() - t
+    unit, scale = ("ms", 1e3) if dt >= 1e-3 else (_glyph("µs", "us"), 1e6)
+    print(f"  {label:<52} {dt * scale:10.2f} {unit}")
+    return out
+
+
+def print_stats(ctx: Context) -> None:
+    msgs = ctx.messages
+    print(f"context {ctx.id}: {len(msgs):,} messages, {ctx.next_seq:,} events")
+    print("messages by role:", dict(Counter(m.role for m in msgs)))
+    print("events by type:  ", dict(Counter(e.type for e in ctx.events())))
+    print("anchors:         ", ctx.anchor_points)
+    for enc in ("cl100k_base", "o200k_base"):
+        print(f"tokens {enc}: {ctx.total_token_count(enc):,}")
