@@ -104,17 +104,27 @@ impl ContextCore {
         py: Python<'py>,
         keep: impl Fn(&Message) -> bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let handles = {
+        // Under the lock only references are taken (an incref runs no Python code); the
+        // objects still to be made, and the list, are made after it is released.
+        let (mut items, missing) = {
             let mut c = self.lock(py);
-            let mut hs: Vec<Handle> = Vec::with_capacity(c.shown_len());
+            let mut items: Vec<Option<Py<PyMessage>>> = Vec::with_capacity(c.shown_len());
+            let mut missing: Vec<(usize, Handle)> = Vec::new();
             c.visit_messages(|h| {
                 if keep(h.message()) {
-                    hs.push(h.clone());
+                    let made = h.made(py);
+                    if made.is_none() {
+                        missing.push((items.len(), h.clone()));
+                    }
+                    items.push(made);
                 }
             });
-            hs
+            (items, missing)
         };
-        handles_to_list(py, &handles)
+        for (i, h) in missing {
+            items[i] = Some(h.to_py(py)?);
+        }
+        PyList::new(py, items.into_iter().map(|p| p.expect("every slot filled above")))
     }
 
     /// Take the lock without ever waiting for it while attached: a thread that holds the lock

@@ -57,6 +57,14 @@ impl Handle {
         Handle(Arc::new(Slot::Py(m.clone().unbind())))
     }
 
+    /// The Python object, if it exists already (a new reference; makes nothing).
+    pub fn made(&self, py: Python<'_>) -> Option<Py<PyMessage>> {
+        match &*self.0 {
+            Slot::Py(p) => Some(p.clone_ref(py)),
+            Slot::Rust(_, cell) => cell.get().map(|p| p.clone_ref(py)),
+        }
+    }
+
     pub fn to_py(&self, py: Python<'_>) -> PyResult<Py<PyMessage>> {
         match &*self.0 {
             Slot::Py(p) => Ok(p.clone_ref(py)),
