@@ -13,7 +13,7 @@ import sys
 
 import anthropic
 import pytest
-from _fw_transcripts import sources
+from _transcripts import sources
 from ctxfold import Context, FormatError, Message, Part, formats
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -9,7 +9,7 @@ import sys
 import warnings
 
 import pytest
-from _fw_transcripts import sources
+from _transcripts import sources
 from ctxfold import Context, FormatError, Message, Part, formats
 from hypothesis import HealthCheck, given, settings
 from pydantic_ai import Agent, ModelRetry

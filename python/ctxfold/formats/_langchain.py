@@ -352,18 +352,12 @@ def to_langchain(src: Any, *, strict: bool = False) -> list[BaseMessage]:
     p.check(strict)
     out: list[BaseMessage] = []
     append = out.append
-    for kind, a, b in p.steps:
-        if kind == "msg":
-            lc = _message_out(a)
-            if lc is not None:
-                append(lc)
-            continue
-        for v in a:
-            lc = _ai_out(v)
-            if lc is not None:
-                append(lc)
-        for ans in b:
-            append(_answer_out(ans))
+
+    def keep(lc: BaseMessage | None) -> None:
+        if lc is not None:
+            append(lc)
+
+    p.walk(lambda v: keep(_message_out(v)), lambda v: keep(_ai_out(v)), lambda a: append(_answer_out(a)))
     return out
 
 

@@ -69,6 +69,23 @@ class Plan:
     steps: list[tuple[str, Any, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
+    def walk(
+        self,
+        message: Callable[[View], None],
+        assistant: Callable[[View], None],
+        answer: Callable[[Answer], None],
+    ) -> None:
+        """The request in order: ``message`` for each message sent where it is; for each turn,
+        ``assistant`` for each of its messages, then ``answer`` for each of its answers."""
+        for kind, a, b in self.steps:
+            if kind == "msg":
+                message(a)
+                continue
+            for v in a:
+                assistant(v)
+            for ans in b:
+                answer(ans)
+
     def check(self, strict: bool) -> None:
         if strict and self.problems:
             n = len(self.problems)

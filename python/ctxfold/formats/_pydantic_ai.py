@@ -415,16 +415,13 @@ def to_pydantic_ai(src: Any, *, strict: bool = False) -> list[Any]:
     p = plan(views(_source_messages(src), FORMAT), _calls_of)
     p.check(strict)
     b = _Builder()
-    for kind, a, answers in p.steps:
-        if kind == "msg":
-            _request_message_out(a, b)
-            continue
-        for m in a:
-            resp = _response_out(m)
-            if resp is not None:
-                b.response(resp)
-        for ans in answers:
-            _answer_out(ans, b)
+
+    def response(m: View) -> None:
+        resp = _response_out(m)
+        if resp is not None:
+            b.response(resp)
+
+    p.walk(lambda m: _request_message_out(m, b), response, lambda a: _answer_out(a, b))
     b.close()
     return b.out
 

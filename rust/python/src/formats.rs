@@ -4,12 +4,11 @@
 use crate::context::ContextCore;
 use crate::errors::IntoPyResult;
 use crate::message::{message_from_rust, Handle, PyMessage};
-use ctxfold_core::formats::{self, ExportOptions, Format, J};
+use ctxfold_core::formats::{self, ExportOptions, Format};
 use ctxfold_core::{Error, Message, MessageHandle};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
-use std::collections::HashMap;
 
 fn format_err(m: String) -> PyErr {
     crate::errors::to_py(Error::Format(m))
@@ -83,12 +82,7 @@ pub fn format_export<'py>(
     };
     let request = py.detach(|| formats::export(f, &refs, opts)).py()?;
     let obj = crate::convert::with_gc_paused(py, || {
-        let mut b = Build {
-            py,
-            names: HashMap::new(),
-            keys: HashMap::new(),
-        };
-        b.object(&request)
+        crate::request::Build::new(py, &handles, &refs).object(&request)
     })?;
     Ok(obj.cast_into::<PyDict>()?)
 }
@@ -137,59 +131,4 @@ pub fn format_response<'py>(
 pub fn format_tool_list(py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<String> {
     let v = list_in(tools, "tools")?;
     py.detach(|| formats::tools::tool_list(&v)).py()
-}
-
-/// Python objects from an exporter's tree. Keys and the exporter's constants (roles, type
-/// names) are made once per request and shared: a request repeats a few dozen names over
-/// every message, and a shared string is also hashed only once by the dicts it goes into.
-struct Build<'py> {
-    py: Python<'py>,
-    names: HashMap<&'static str, Bound<'py, PyString>>,
-    keys: HashMap<String, Bound<'py, PyString>>,
-}
-
-impl<'py> Build<'py> {
-    fn name(&mut self, s: &'static str) -> Bound<'py, PyString> {
-        let py = self.py;
-        self.names
-            .entry(s)
-            .or_insert_with(|| PyString::intern(py, s))
-            .clone()
-    }
-
-    fn key(&mut self, k: &str) -> Bound<'py, PyString> {
-        if let Some(s) = self.keys.get(k) {
-            return s.clone();
-        }
-        let s = PyString::intern(self.py, k);
-        self.keys.insert(k.to_string(), s.clone());
-        s
-    }
-
-    fn object(&mut self, j: &J<'_>) -> PyResult<Bound<'py, PyAny>> {
-        let py = self.py;
-        Ok(match j {
-            J::Null => py.None().into_bound(py),
-            J::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-            J::Lit(s) => self.name(s).into_any(),
-            J::Str(s) => PyString::new(py, s).into_any(),
-            J::String(s) => PyString::new(py, s).into_any(),
-            J::Val(v) => crate::pyser::to_object(py, *v)?,
-            J::Owned(v) => crate::pyser::to_object(py, v)?,
-            J::Obj(entries) => {
-                let d = PyDict::new(py);
-                for (k, v) in entries {
-                    d.set_item(self.key(k), self.object(v)?)?;
-                }
-                d.into_any()
-            }
-            J::Arr(items) => {
-                let objs = items
-                    .iter()
-                    .map(|x| self.object(x))
-                    .collect::<PyResult<Vec<_>>>()?;
-                PyList::new(py, objs)?.into_any()
-            }
-        })
-    }
 }

@@ -5,10 +5,12 @@ mod context;
 mod convert;
 mod errors;
 mod formats;
+mod leaves;
 mod message;
 mod part;
 mod pyser;
 mod ranks;
+mod request;
 mod store;
 
 use pyo3::prelude::*;

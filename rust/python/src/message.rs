@@ -6,6 +6,7 @@ use crate::args::{ContentArg, FieldsArg};
 use crate::convert::{self, datetime, JsonOut};
 use crate::convert::{Json, JsonMap};
 use crate::errors::IntoPyResult;
+use crate::leaves::Leaves;
 use crate::part::parts_list;
 use ctxfold_core::codec::write::{MessageOut, Shape};
 use ctxfold_core::dynamic;
@@ -78,10 +79,30 @@ impl Handle {
     }
 }
 
+impl Handle {
+    /// The message's strings as Python strings, made once (`leaves.rs`); they live with its
+    /// Python object, which is made now if the core's message has none yet.
+    pub fn leaves(&self, py: Python<'_>) -> PyResult<&Leaves> {
+        match &*self.0 {
+            Slot::Py(p) => Ok(&p.get().leaves),
+            Slot::Rust(m, cell) => {
+                let p = match cell.get() {
+                    Some(p) => p,
+                    None => {
+                        let made = new_message(py, m.clone())?;
+                        cell.get_or_init(|| made)
+                    }
+                };
+                Ok(&p.get().leaves)
+            }
+        }
+    }
+}
+
 /// A Python object of the class the message's kind names.
 pub fn new_message(py: Python<'_>, m: Arc<Message>) -> PyResult<Py<PyMessage>> {
     let kind = m.kind;
-    let base = PyClassInitializer::from(PyMessage { inner: m });
+    let base = PyClassInitializer::from(PyMessage::new(m));
     let obj: Bound<'_, PyMessage> = match kind {
         Kind::Plain => Bound::new(py, base)?,
         Kind::SystemPrompt => {
@@ -110,6 +131,17 @@ pub fn message_from_rust(py: Python<'_>, m: Message) -> PyResult<Py<PyMessage>> 
 #[pyclass(name = "Message", module = "ctxfold", subclass, frozen)]
 pub struct PyMessage {
     pub inner: Arc<Message>,
+    /// Its strings as sent in requests (`leaves.rs`).
+    leaves: Leaves,
+}
+
+impl PyMessage {
+    pub fn new(inner: Arc<Message>) -> PyMessage {
+        PyMessage {
+            inner,
+            leaves: Leaves::default(),
+        }
+    }
 }
 
 #[pymethods]
@@ -125,7 +157,7 @@ impl PyMessage {
         fields: Option<FieldsArg>,
     ) -> PyResult<Self> {
         let m = build(role, content, Kind::Plain, fields)?;
-        Ok(PyMessage { inner: Arc::new(m) })
+        Ok(PyMessage::new(Arc::new(m)))
     }
 
     #[classmethod]
@@ -334,7 +366,7 @@ impl PySystemPromptMessage {
         fields: Option<FieldsArg>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let m = build(role, content, Kind::SystemPrompt, fields)?;
-        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) })
+        Ok(PyClassInitializer::from(PyMessage::new(Arc::new(m)))
             .add_subclass(PySystemPromptMessage))
     }
 
@@ -367,7 +399,7 @@ impl PyToolDefinitionsMessage {
     ) -> PyResult<PyClassInitializer<Self>> {
         let mut m = build(role, content, Kind::ToolDefinitions, fields)?;
         dynamic::add_tool_hooks(&mut m, &[]);
-        Ok(PyClassInitializer::from(PyMessage { inner: Arc::new(m) })
+        Ok(PyClassInitializer::from(PyMessage::new(Arc::new(m)))
             .add_subclass(PyToolDefinitionsMessage))
     }
 

@@ -94,7 +94,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                                     ),
                                 ),
                             }
-                            o.done()
+                            o.of(m)
                         }
                         AnswerSrc::Interrupted => J::obj()
                             .put("type", J::Lit("tool_result"))
@@ -228,11 +228,11 @@ fn user<'a>(m: &'a Message, first: Vec<J<'a>>) -> Option<J<'a>> {
 }
 
 fn blank_text(b: &J) -> bool {
-    match b {
-        J::Obj(e) => e
+    match b.entries() {
+        Some(e) => e
             .iter()
             .any(|(k, v)| k == "text" && matches!(v, J::Val(Value::String(s)) if blank(s))),
-        _ => false,
+        None => false,
     }
 }
 

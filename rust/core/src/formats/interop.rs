@@ -46,12 +46,12 @@ pub fn finish<'a>(mut o: Obj<'a>, m: &'a Message, f: Format) -> J<'a> {
         }
     }
     match field(m, f, "order") {
-        Some(Value::Array(order)) => reorder(o, order),
-        _ => o.done(),
+        Some(Value::Array(order)) => reorder(o, order).of(m),
+        _ => o.of(m),
     }
 }
 
-pub fn reorder<'a>(o: Obj<'a>, order: &[Value]) -> J<'a> {
+pub fn reorder<'a>(o: Obj<'a>, order: &[Value]) -> Obj<'a> {
     let mut rest: Vec<Option<(super::out::Key<'a>, J<'a>)>> = o.0.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(rest.len());
     for k in order.iter().filter_map(Value::as_str) {
@@ -63,7 +63,7 @@ pub fn reorder<'a>(o: Obj<'a>, order: &[Value]) -> J<'a> {
         }
     }
     out.extend(rest.into_iter().flatten().filter(|(_, v)| !v.is_null()));
-    J::Obj(out)
+    Obj(out)
 }
 
 /// Builds `metadata["interop"]` for an imported wire object.
@@ -237,7 +237,7 @@ pub fn own_reasoning(p: &Part, f: Format) -> bool {
 
 /// The text of a part, when it has a string one.
 pub fn text_of(p: &Part) -> Option<&str> {
-    p.get("text").and_then(Value::as_str)
+    crate::message::small_get(p, "text").and_then(Value::as_str)
 }
 
 /// A data URL `data:<media type>;base64,<data>` split, when it is exactly that.
@@ -282,12 +282,13 @@ pub fn url_source(url: &str) -> Value {
     Value::Object(s)
 }
 
-/// Arguments as the exact string they were given, or a dict as compact JSON.
-pub fn arguments_text(v: Option<&Value>) -> std::borrow::Cow<'_, str> {
+/// Arguments as the exact string they were given, or a dict as compact JSON (written out
+/// from the value by whoever writes the tree: see [`J::Json`]).
+pub fn arguments(v: Option<&Value>) -> J<'_> {
     match v {
-        Some(Value::String(s)) => std::borrow::Cow::Borrowed(s),
-        None | Some(Value::Null) => std::borrow::Cow::Borrowed("{}"),
-        Some(other) => std::borrow::Cow::Owned(crate::json::compact_json(other)),
+        Some(s @ Value::String(_)) => J::Val(s),
+        None | Some(Value::Null) => J::Lit("{}"),
+        Some(other) => J::Json(other),
     }
 }
 

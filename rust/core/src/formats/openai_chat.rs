@@ -1,8 +1,8 @@
 //! OpenAI Chat Completions: `{"messages": [...], "tools": [...]}` and its messages back.
 
 use super::interop::{
-    self, arguments_text, array, block, finish, kind, object, opt_str, req_str, source_url,
-    url_source, Keep,
+    self, arguments, array, block, finish, kind, object, opt_str, req_str, source_url, url_source,
+    Keep,
 };
 use super::out::J;
 use super::plan::{plan, AnswerSrc, Call, CallSrc, Grammar, Step};
@@ -160,8 +160,8 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
 }
 
 fn call_out<'a>(c: &Call<'a>) -> J<'a> {
-    let custom = matches!(c.src, CallSrc::Entry(e) if e.get("type").and_then(Value::as_str) == Some("custom"));
-    let args = J::cow(arguments_text(c.arguments));
+    let custom = matches!(c.src, CallSrc::Entry(e) if part_type(e) == Some("custom"));
+    let args = arguments(c.arguments);
     if custom {
         return J::obj()
             .put("id", J::cow(c.target.clone()))

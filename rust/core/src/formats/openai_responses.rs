@@ -6,7 +6,7 @@
 //! as it came and to this format only.
 
 use super::interop::{
-    self, arguments_text, array, block, finish, kind, object, opt_str, own_reasoning, req_str,
+    self, arguments, array, block, finish, kind, object, opt_str, own_reasoning, req_str,
     source_url, url_source, Keep,
 };
 use super::out::{Obj, J};
@@ -25,49 +25,74 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
     }
     let p = plan(messages, Grammar::MaxLen(64), "OpenAI Responses");
     p.check(opts.strict)?;
-    let mut out: Vec<J<'a>> = Vec::with_capacity(p.msgs.len());
-    let mut instructions: Vec<&'a str> = Vec::new();
-    let mut leading = opts.instructions;
+    let mut req = Request::new(opts, p.msgs.len());
     for step in &p.steps {
         match step {
             Step::Msg(i) => {
                 let m = p.msgs[*i];
-                if leading && matches!(m.role, Role::System | Role::Developer) {
-                    push_text(&m.content, &mut instructions);
-                    continue;
+                if !req.taken(m) {
+                    req.out.extend(input_message(m));
                 }
-                leading = false;
-                if let Some(item) = verbatim(m) {
-                    out.push(item);
-                    continue;
-                }
-                out.extend(input_message(m));
             }
             Step::Turn { msgs, answers, .. } => {
-                leading = false;
+                req.leading = false;
                 for &i in msgs {
-                    assistant_items(p.msgs[i], &p.calls[i], &mut out);
+                    assistant_items(p.msgs[i], &p.calls[i], &mut req.out);
                 }
                 for a in answers {
-                    out.push(output_item(a.target.clone(), a.src));
+                    req.out.push(output_item(a.target.clone(), a.src));
                 }
             }
         }
     }
-    Ok(request(instructions, out, p.tools))
+    Ok(req.done(p.tools))
 }
 
-/// The request: `instructions` (when any), `input`, `tools` (when the source defines some).
-fn request<'a>(instructions: Vec<&'a str>, input: Vec<J<'a>>, defs: Option<&'a Message>) -> J<'a> {
-    let mut req = Obj::default();
-    if !instructions.is_empty() {
-        req.push("instructions", J::String(instructions.join("\n\n")));
+/// A request being written, paired or not: the items so far, and the leading system and
+/// developer text while it goes to `instructions`.
+struct Request<'a> {
+    out: Vec<J<'a>>,
+    instructions: Vec<&'a str>,
+    /// Still at the start, with `instructions` asked for.
+    leading: bool,
+}
+
+impl<'a> Request<'a> {
+    fn new(opts: ExportOptions, n: usize) -> Self {
+        Request {
+            out: Vec::with_capacity(n),
+            instructions: Vec::new(),
+            leading: opts.instructions,
+        }
     }
-    req.push("input", J::Arr(input));
-    if let Some(t) = defs.and_then(tools::openai_responses) {
-        req.push("tools", t);
+
+    /// Whether `m` is written already: leading system or developer text (to `instructions`),
+    /// or an item kept as it came. Any other message ends the leading run.
+    fn taken(&mut self, m: &'a Message) -> bool {
+        if self.leading && matches!(m.role, Role::System | Role::Developer) {
+            push_text(&m.content, &mut self.instructions);
+            return true;
+        }
+        self.leading = false;
+        if let Some(item) = verbatim(m) {
+            self.out.push(item);
+            return true;
+        }
+        false
     }
-    req.done()
+
+    /// `instructions` (when any), `input`, `tools` (when the source defines some).
+    fn done(self, defs: Option<&'a Message>) -> J<'a> {
+        let mut req = Obj::default();
+        if !self.instructions.is_empty() {
+            req.push("instructions", J::String(self.instructions.join("\n\n")));
+        }
+        req.push("input", J::Arr(self.out));
+        if let Some(t) = defs.and_then(tools::openai_responses) {
+            req.push("tools", t);
+        }
+        req.done()
+    }
 }
 
 /// The `function_call_output` item answering `call_id`.
@@ -116,24 +141,14 @@ fn export_as_is<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'
         .iter()
         .copied()
         .find(|m| m.kind == Kind::ToolDefinitions);
-    let mut out: Vec<J<'a>> = Vec::with_capacity(messages.len());
-    let mut instructions: Vec<&'a str> = Vec::new();
-    let mut leading = opts.instructions;
+    let mut req = Request::new(opts, messages.len());
     for (i, &m) in messages.iter().enumerate() {
-        if m.kind == Kind::ToolDefinitions {
+        if m.kind == Kind::ToolDefinitions || req.taken(m) {
             continue;
         }
-        if leading && matches!(m.role, Role::System | Role::Developer) {
-            push_text(&m.content, &mut instructions);
-            continue;
-        }
-        leading = false;
-        if let Some(item) = verbatim(m) {
-            out.push(item);
-            continue;
-        }
+        let out = &mut req.out;
         match m.role {
-            Role::Assistant => assistant_items(m, &own_calls(m), &mut out),
+            Role::Assistant => assistant_items(m, &own_calls(m), out),
             Role::Tool => {
                 let id = m.tool_call_id.as_deref().ok_or_else(|| {
                     err(
@@ -157,7 +172,7 @@ fn export_as_is<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'
             }
         }
     }
-    Ok(request(instructions, out, defs))
+    Ok(req.done(defs))
 }
 
 fn push_text<'a>(c: &'a Content, out: &mut Vec<&'a str>) {
@@ -178,7 +193,7 @@ fn verbatim(m: &Message) -> Option<J<'_>> {
     interop::field(m, F, "item")?;
     match &m.content {
         Content::Parts(parts) if parts.len() == 1 => {
-            Some(block(&parts[0], part_type(&parts[0])?, &[], &[], true).done())
+            Some(block(&parts[0], part_type(&parts[0])?, &[], &[], true).of(m))
         }
         _ => None,
     }
@@ -292,9 +307,15 @@ fn assistant_items<'a>(m: &'a Message, calls: &[Call<'a>], out: &mut Vec<J<'a>>)
     for c in calls.iter().filter(|c| matches!(c.src, CallSrc::Entry(_))) {
         out.push(call_out(c, own));
     }
+    // Every item here is written for `m` (its strings are `m`'s: see `J::Of`).
+    for item in &mut out[start..] {
+        if let J::Obj(entries) = item {
+            *item = J::Of(m, std::mem::take(entries));
+        }
+    }
     // The message's own wire keys go back on its item when it made exactly one.
     if own && out.len() == start + 1 {
-        if let Some(J::Obj(entries)) = out.pop() {
+        if let Some(J::Obj(entries) | J::Of(_, entries)) = out.pop() {
             out.push(finish(Obj(entries), m, F));
         }
     }
@@ -323,6 +344,12 @@ fn flush_text<'a>(texts: &mut Vec<&'a Part>, own: bool, out: &mut Vec<J<'a>>) {
                 })
                 .collect(),
         )
+    } else if let [one] = texts.as_slice() {
+        // One text part: its own string, not a copy (see `J::Of`).
+        match crate::message::small_get(one, "text") {
+            Some(v @ Value::String(_)) if part_type(one) == Some("text") => J::Val(v),
+            _ => J::Lit(""),
+        }
     } else {
         let joined: String = texts
             .iter()
@@ -366,7 +393,7 @@ fn call_out<'a>(c: &Call<'a>, own: bool) -> J<'a> {
         .put("type", J::Lit("function_call"))
         .put("call_id", J::cow(c.target.clone()))
         .put("name", J::Str(c.name))
-        .put("arguments", J::cow(arguments_text(c.arguments)));
+        .put("arguments", arguments(c.arguments));
     if own {
         let src = match c.src {
             CallSrc::Entry(e) => e,

@@ -1,7 +1,12 @@
 //! The requests an exporter builds: a JSON tree that borrows from the messages it was made
 //! from (strings, part values), so that serializing it — into Python objects through the
 //! binding's serializer, or into JSON text — copies each byte once.
+//!
+//! An object written for one message says so ([`J::Of`]): its strings are that message's, and
+//! since a message never changes, the binding can make each of them into a Python string once
+//! and share it with every later request (a busy agent exports the same messages every turn).
 
+use crate::message::Message;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::Value;
@@ -22,8 +27,14 @@ pub enum J<'a> {
     Val(&'a Value),
     /// A value made by the exporter (a parsed argument string).
     Owned(Value),
+    /// A value of a message written as its compact JSON text (dict arguments): made when the
+    /// tree is written out, so a writer that already has the text need not make it again.
+    Json(&'a Value),
     /// An object, keys in the order given.
     Obj(Vec<(Key<'a>, J<'a>)>),
+    /// An object written for `message`: the strings in it borrowed from a message are its
+    /// (a string borrowed from elsewhere may sit in it too; a writer must check, not assume).
+    Of(&'a Message, Vec<(Key<'a>, J<'a>)>),
     Arr(Vec<J<'a>>),
 }
 
@@ -42,6 +53,13 @@ impl<'a> J<'a> {
     }
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+    /// The entries, when it is an object.
+    pub fn entries(&self) -> Option<&[(Key<'a>, J<'a>)]> {
+        match self {
+            J::Obj(e) | J::Of(_, e) => Some(e),
+            _ => None,
+        }
     }
     pub fn is_null(&self) -> bool {
         matches!(self, J::Null | J::Val(Value::Null) | J::Owned(Value::Null))
@@ -66,6 +84,10 @@ impl<'a> Obj<'a> {
     pub fn done(self) -> J<'a> {
         J::Obj(self.0)
     }
+    /// The object, written for `m` (see [`J::Of`]).
+    pub fn of(self, m: &'a Message) -> J<'a> {
+        J::Of(m, self.0)
+    }
 }
 
 impl Serialize for J<'_> {
@@ -78,7 +100,8 @@ impl Serialize for J<'_> {
             J::String(t) => s.serialize_str(t),
             J::Val(v) => v.serialize(s),
             J::Owned(v) => v.serialize(s),
-            J::Obj(entries) => {
+            J::Json(v) => s.serialize_str(&crate::json::compact_json(v)),
+            J::Obj(entries) | J::Of(_, entries) => {
                 let mut m = s.serialize_map(Some(entries.len()))?;
                 for (k, v) in entries {
                     m.serialize_entry(k.as_ref(), v)?;
@@ -93,5 +116,30 @@ impl Serialize for J<'_> {
                 q.end()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Content, Role};
+    use serde_json::json;
+
+    #[test]
+    fn json_leaves_are_their_compact_text_and_objects_of_a_message_are_objects() {
+        let m = Message::new(Role::User, Content::Text("hi".into()));
+        let args = json!({"q": "é", "n": [1, 2]});
+        let Content::Text(t) = &m.content else {
+            unreachable!()
+        };
+        let j = J::obj()
+            .put("arguments", J::Json(&args))
+            .put("content", J::Str(t))
+            .of(&m);
+        assert_eq!(
+            j.to_value(),
+            json!({"arguments": "{\"q\":\"é\",\"n\":[1,2]}", "content": "hi"})
+        );
+        assert_eq!(j.entries().map(<[_]>::len), Some(2));
     }
 }

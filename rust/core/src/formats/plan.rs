@@ -9,7 +9,7 @@
 
 use super::interop::INTERRUPTED;
 use crate::error::{Error, Result};
-use crate::message::{part_type, Kind, Message, Part, Role};
+use crate::message::{part_type, small_get, Kind, Message, Part, Role};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -163,12 +163,12 @@ fn calls_of(m: &Message) -> Vec<(CallSrc<'_>, &str, &str, Option<&Value>)> {
     }
     let from_parts = out.len();
     for c in &m.tool_calls {
-        let id = c.get("id").and_then(Value::as_str).unwrap_or("");
+        let id = small_get(c, "id").and_then(Value::as_str).unwrap_or("");
         if out[..from_parts].iter().any(|(_, pid, _, _)| *pid == id) {
             continue;
         }
-        let name = c.get("name").and_then(Value::as_str).unwrap_or("");
-        out.push((CallSrc::Entry(c), id, name, c.get("arguments")));
+        let name = small_get(c, "name").and_then(Value::as_str).unwrap_or("");
+        out.push((CallSrc::Entry(c), id, name, small_get(c, "arguments")));
     }
     out
 }
@@ -188,28 +188,26 @@ pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
 }
 
 /// The answers a message gives, with their call ids: a tool message's `tool_call_id`, or a
-/// user message's `tool_result` parts.
-fn answers_of(m: &Message) -> Vec<(&str, AnswerSrc<'_>)> {
-    match m.role {
-        Role::Tool => m
-            .tool_call_id
-            .as_deref()
-            .map(|id| vec![(id, AnswerSrc::Tool(m))])
-            .unwrap_or_default(),
-        Role::User => match &m.content {
-            crate::message::Content::Parts(parts) => parts
-                .iter()
-                .filter(|p| part_type(p) == Some("tool_result"))
-                .filter_map(|p| {
-                    p.get("call_id")
-                        .and_then(Value::as_str)
-                        .map(|id| (id, AnswerSrc::Part(p)))
-                })
-                .collect(),
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
+/// user message's `tool_result` parts. (An iterator: asked of every message, twice.)
+fn answers_of(m: &Message) -> impl Iterator<Item = (&str, AnswerSrc<'_>)> {
+    let tool = match m.role {
+        Role::Tool => m.tool_call_id.as_deref().map(|id| (id, AnswerSrc::Tool(m))),
+        _ => None,
+    };
+    let parts: &[Part] = match (m.role, &m.content) {
+        (Role::User, crate::message::Content::Parts(parts)) => parts,
+        _ => &[],
+    };
+    tool.into_iter().chain(
+        parts
+            .iter()
+            .filter(|p| part_type(p) == Some("tool_result"))
+            .filter_map(|p| {
+                p.get("call_id")
+                    .and_then(Value::as_str)
+                    .map(|id| (id, AnswerSrc::Part(p)))
+            }),
+    )
 }
 
 pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Plan<'a> {
@@ -283,10 +281,11 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     }
 
     // Answers by call id, in source order: (message, position in it, answer).
-    let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>)>> = HashMap::default();
+    let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>, &'a str)>> =
+        HashMap::default();
     for (i, m) in msgs.iter().enumerate() {
-        for (k, (id, src)) in answers_of(m).into_iter().enumerate() {
-            index.entry(id).or_default().push_back((i, k, src));
+        for (k, (id, src)) in answers_of(m).enumerate() {
+            index.entry(id).or_default().push_back((i, k, src, id));
         }
     }
     let mut consumed: HashSet<(usize, usize)> = HashSet::default();
@@ -307,13 +306,13 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                 for c in cs {
                     let q = index.get_mut(c.id);
                     let hit = q.and_then(|q| {
-                        while q.front().is_some_and(|(at, _, _)| *at < j) {
+                        while q.front().is_some_and(|(at, _, _, _)| *at < j) {
                             q.pop_front();
                         }
                         q.pop_front()
                     });
                     match hit {
-                        Some((at, k, src)) => {
+                        Some((at, k, src, own_id)) => {
                             consumed.insert((at, k));
                             if !in_place(&msgs, j, at) {
                                 problems.push(format!(
@@ -324,7 +323,12 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                             found.push((
                                 (at, k),
                                 Answer {
-                                    target: c.target.clone(),
+                                    // A kept id is sent as the answer's own string (equal to
+                                    // the call's): each message's strings stay its own.
+                                    target: match c.target {
+                                        Cow::Borrowed(_) => Cow::Borrowed(own_id),
+                                        Cow::Owned(_) => c.target.clone(),
+                                    },
                                     name: c.name,
                                     src,
                                     at: Some(at),
@@ -363,7 +367,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             i = j;
             continue;
         }
-        for (k, (id, _)) in answers_of(m).into_iter().enumerate() {
+        for (k, (id, _)) in answers_of(m).enumerate() {
             if !consumed.contains(&(i, k)) {
                 problems.push(format!(
                     "the answer to call {id:?} has no call before it in the request; left out"

@@ -34,23 +34,14 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
             .get("message")
             .ok_or_else(|| err("response.choices[0]", "missing \"message\""))?;
         let m = openai_chat::message_in(msg, "response.choices[0].message")?;
-        let u = o.get("usage").unwrap_or(&Value::Null);
-        let input = count(u.get("prompt_tokens"));
-        let output = count(u.get("completion_tokens"));
-        let usage = vec![
-            ("input_tokens", input),
-            ("output_tokens", output),
-            (
-                "total_tokens",
-                u.get("total_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(input + output),
-            ),
-            (
-                "cache_read_input_tokens",
-                count(at_path(u, &["prompt_tokens_details", "cached_tokens"])),
-            ),
-        ];
+        let usage = openai_usage(
+            o,
+            [
+                "prompt_tokens",
+                "completion_tokens",
+                "prompt_tokens_details",
+            ],
+        );
         let meta = pick(
             o,
             &["id", "model"],
@@ -67,23 +58,7 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
             .enumerate()
             .map(|(i, it)| openai_responses::item_in(it, &format!("response.output[{i}]")))
             .collect::<Result<Vec<_>>>()?;
-        let u = o.get("usage").unwrap_or(&Value::Null);
-        let input = count(u.get("input_tokens"));
-        let output = count(u.get("output_tokens"));
-        let usage = vec![
-            ("input_tokens", input),
-            ("output_tokens", output),
-            (
-                "total_tokens",
-                u.get("total_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(input + output),
-            ),
-            (
-                "cache_read_input_tokens",
-                count(at_path(u, &["input_tokens_details", "cached_tokens"])),
-            ),
-        ];
+        let usage = openai_usage(o, ["input_tokens", "output_tokens", "input_tokens_details"]);
         (ms, usage, pick(o, &["id", "model"], None))
     } else if ty == Some("message") && o.get("role").and_then(Value::as_str) == Some("assistant") {
         let content = o
@@ -125,6 +100,28 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
         }
     }
     Ok((messages, usage))
+}
+
+/// OpenAI's usage, Chat's and Responses' alike but for the key names: `[input, output,
+/// details]` (the details hold `cached_tokens`, the cache reads). A missing total is the sum.
+fn openai_usage(o: &Map<String, Value>, [input, output, details]: [&str; 3]) -> UsageDelta {
+    let u = o.get("usage").unwrap_or(&Value::Null);
+    let i = count(u.get(input));
+    let out = count(u.get(output));
+    vec![
+        ("input_tokens", i),
+        ("output_tokens", out),
+        (
+            "total_tokens",
+            u.get("total_tokens")
+                .and_then(Value::as_u64)
+                .unwrap_or(i + out),
+        ),
+        (
+            "cache_read_input_tokens",
+            count(at_path(u, &[details, "cached_tokens"])),
+        ),
+    ]
 }
 
 fn pick(

@@ -7,7 +7,9 @@ mod fields;
 mod part;
 
 pub use fields::Fields;
-pub use part::{check_parts, new_part, part_from_map, part_type, text_part, Part, MEDIA_TYPES};
+pub use part::{
+    check_parts, new_part, part_from_map, part_type, small_get, text_part, Part, MEDIA_TYPES,
+};
 
 use crate::error::{Error, Result};
 use crate::time::{self, Micros};

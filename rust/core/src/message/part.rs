@@ -48,7 +48,16 @@ pub fn check_parts(content: &super::Content) -> Result<()> {
 }
 
 pub fn part_type(p: &Part) -> Option<&str> {
-    p.get("type").and_then(Value::as_str)
+    small_get(p, "type").and_then(Value::as_str)
+}
+
+/// `o.get(key)` for the maps parts are (a handful of keys, `type` first): a scan of the keys
+/// costs less than hashing the key, which exporters would do for every part they read.
+pub fn small_get<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if o.len() > 4 {
+        return o.get(key);
+    }
+    o.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
 }
 
 pub fn text_part(t: &str) -> Part {

@@ -1,6 +1,7 @@
-"""Hypothesis transcripts for the framework exporters (LangChain, Pydantic AI): compaction,
-windows, dangling calls, orphan results, parallel calls, odd ids, images in tool results,
-thinking from several makers and from none, empty texts."""
+"""Hypothesis transcripts for every exporter (the core's formats, LangChain, Pydantic AI):
+compaction, windows, dangling calls, orphan results, parallel calls, long and odd ids, images in
+tool results, thinking from several makers and from none, empty texts. Each suite names the
+makers of reasoning it cares about (``providers``): its own, the others', and none."""
 
 from __future__ import annotations
 
@@ -19,23 +20,25 @@ ids = st.one_of(
 )
 IMAGE = Part.image({"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="})
 URL_IMAGE = Part.image({"type": "url", "url": "https://example.com/a.png"})
-PROVIDERS = (None, "anthropic", "openai_responses", "langchain", "pydantic_ai")
+# The makers of reasoning the framework suites draw from (the core's suite names its own).
+FRAMEWORK_PROVIDERS = (None, "anthropic", "openai_responses", "langchain", "pydantic_ai")
 
 
 @st.composite
-def thinking(draw, n: int):
-    prov = draw(st.sampled_from(PROVIDERS))
+def thinking(draw, n: int, providers=FRAMEWORK_PROVIDERS):
+    prov = draw(st.sampled_from(providers))
     secret = f"SECRET{n}x{prov}"
     extra = {"provider": prov} if prov else {}
     if prov in ("anthropic", "pydantic_ai"):
         extra["signature"] = f"sig{n}"
     if prov == "openai_responses":
         extra["id"] = f"rs_{n}"
+        extra["summary"] = [{"type": "summary_text", "text": secret}]
     return Part.thinking(secret, **extra), secret, prov
 
 
 @st.composite
-def transcripts(draw):
+def transcripts(draw, providers=FRAMEWORK_PROVIDERS):
     """(messages, [(secret reasoning text, its maker)])"""
     msgs: list[Message] = []
     secrets: list[tuple[str, str | None]] = []
@@ -43,14 +46,14 @@ def transcripts(draw):
         msgs.append(Message.system(draw(texts)))
     if draw(st.booleans()):
         msgs.append(Message("developer", draw(texts)))
-    for turn in range(draw(st.integers(1, 5))):
+    for turn in range(draw(st.integers(1, 6))):
         user_parts = [Part.text(draw(texts))]
         if draw(st.booleans()):
             user_parts.append(draw(st.sampled_from([IMAGE, URL_IMAGE])))
         msgs.append(Message.user(draw(st.sampled_from([user_parts, draw(texts)]))))
         content: list[Part] = []
         for k in range(draw(st.integers(0, 2))):
-            p, s, prov = draw(thinking(turn * 10 + k))
+            p, s, prov = draw(thinking(turn * 10 + k, providers))
             content.append(p)
             secrets.append((s, prov))
         if draw(st.booleans()):
@@ -83,9 +86,9 @@ def transcripts(draw):
 
 
 @st.composite
-def sources(draw):
+def sources(draw, providers=FRAMEWORK_PROVIDERS):
     """A Context (compacted, windowed, overlaid, with tool definitions) or a plain list."""
-    msgs, secrets = draw(transcripts())
+    msgs, secrets = draw(transcripts(providers))
     ctx = Context.create(tool_definitions_message=ToolDefinitionsMessage.create())
     ctx.materialize({"tool_list": json.dumps([{"name": "tool0", "description": "d", "parameters": {"type": "object"}}])})
     ctx.add_messages(msgs)
