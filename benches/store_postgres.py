@@ -14,10 +14,13 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import random
 import sys
 import time
 import uuid
+from pathlib import Path
+
+# The racing writer's turn is the store tests' own (tests/_racing.py): one home for both.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 
 def _distinct(url: str, history: int, seconds: float, start, out) -> None:
@@ -40,24 +43,15 @@ def _distinct(url: str, history: int, seconds: float, start, out) -> None:
 
 
 def _racing(url: str, cid: str, worker: int, seconds: float, start, out) -> None:
-    from ctxfold import ConflictError, Message, Store
+    from _racing import add_turn_racing
+    from ctxfold import Store
 
     with Store(url) as store:
         start.wait()
         done = conflicts = 0
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < seconds:
-            lost = 0
-            while True:
-                ctx = store.load(cid)
-                ctx.add_message(Message.user(f"w{worker} t{done}"))
-                try:
-                    store.save(ctx)
-                    break
-                except ConflictError:
-                    conflicts += 1
-                    lost += 1
-                    time.sleep(random.uniform(0, 0.001 * min(lost, 8)))
+            conflicts += add_turn_racing(store, cid, f"w{worker} t{done}")
             done += 1
         out.put((worker, done, conflicts, time.perf_counter() - t0))
 

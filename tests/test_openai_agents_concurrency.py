@@ -1,6 +1,7 @@
 """Concurrent writers on one stored session: asyncio tasks sharing a session object, sessions
-sharing a store, and separate processes. Every item lands exactly once, each writer's items in
-the order it added them (a conflict reloads and redoes the write, SPEC §12)."""
+sharing a store, and separate processes, on SQLite and PostgreSQL. Every item lands exactly
+once, each writer's items in the order it added them (a conflict rewinds the unsaved write,
+catches up with the store and redoes it, SPEC §12)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ async def add_turns(session: ContextSession, writer: str, turns: int, batch: int
         await session.add_items([item(writer, t * batch + k) for k in range(batch)])
 
 
-def test_tasks_sharing_one_session(tmp_path):
-    session = ContextSession("tasks", f"sqlite:///{tmp_path / 's.db'}")
+def test_tasks_sharing_one_session(store_url):
+    session = ContextSession("tasks", store_url)
     writers = [f"t{i}" for i in range(6)]
 
     async def go() -> list[dict]:
@@ -44,8 +45,8 @@ def test_tasks_sharing_one_session(tmp_path):
     session.close()
 
 
-def test_tasks_each_with_its_own_session_on_one_store(tmp_path):
-    store = ctxfold.Store(f"sqlite:///{tmp_path / 's.db'}")
+def test_tasks_each_with_its_own_session_on_one_store(store_url):
+    store = ctxfold.Store(store_url)
     writers = [f"t{i}" for i in range(6)]
     sessions = {w: ContextSession("shared", store) for w in writers}
 
@@ -66,8 +67,8 @@ def _process_writer(url: str, writer: str, turns: int, batch: int) -> None:
     session.close()
 
 
-def test_processes_adding_to_one_session(tmp_path):
-    url = f"sqlite:///{tmp_path / 'procs.db'}"
+def test_processes_adding_to_one_session(store_url):
+    url = store_url
     ContextSession("procs", url).close()
     writers = [f"p{i}" for i in range(4)]
     ctx = multiprocessing.get_context("spawn")
@@ -84,9 +85,9 @@ def test_processes_adding_to_one_session(tmp_path):
     session.close()
 
 
-def test_pops_racing_take_each_item_once(tmp_path):
+def test_pops_racing_take_each_item_once(store_url):
     """Several sessions popping the same stored session: every item is handed to exactly one."""
-    store = ctxfold.Store(f"sqlite:///{tmp_path / 'pop.db'}")
+    store = ctxfold.Store(store_url)
     run(ContextSession("pop", store).add_items([item("x", n) for n in range(60)]))
     sessions = [ContextSession("pop", store) for _ in range(5)]
 
@@ -104,3 +105,31 @@ def test_pops_racing_take_each_item_once(tmp_path):
     assert run(ContextSession("pop", store).get_items()) == []
     store.close()
 
+
+
+def test_a_lost_race_catches_up_without_reloading(store_url):
+    """Another writer saves between this session's catch-up and its save: the save is refused,
+    the session rewinds its change, refreshes (only the new event) and redoes it; it never
+    loads the history again."""
+    store = ctxfold.Store(store_url)
+    mine, other = ContextSession("race", store), ContextSession("race", store_url)
+    run(mine.add_items([item("mine", 0)]))
+    loads: list[str] = []
+    real_load, real_save = store.load, store.save
+
+    def counting_load(context_id: str) -> ctxfold.Context:
+        loads.append(context_id)
+        return real_load(context_id)
+
+    def save_after_another_writer(ctx: ctxfold.Context) -> None:
+        if ctx.message_count == 2 and not loads and "other" not in str(run(other.get_items())):
+            run(other.add_items([item("other", 0)]))  # lands first: this save now conflicts
+        real_save(ctx)
+
+    store.load, store.save = counting_load, save_after_another_writer  # type: ignore[method-assign]
+    run(mine.add_items([item("mine", 1)]))
+    assert loads == []
+    assert [i["content"] for i in run(mine.get_items())] == ["mine:0", "other:0", "mine:1"]
+    assert [e.seq for e in mine.context.events()] == [0, 1, 2]
+    other.close()
+    store.close()

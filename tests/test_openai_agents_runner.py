@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from _agents_support import BACKENDS, Backends, exact, run
+from _agents_support import BACKENDS, backends, exact, run
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
 from agents.run_internal.session_persistence import rewind_session_items
 from agents.testing import ScriptedModel, assistant_message, function_call
@@ -21,7 +21,7 @@ from openai.types.responses.response_reasoning_item import Summary
 
 @pytest.fixture(params=BACKENDS)
 def backend(request, tmp_path):
-    b = Backends(request.param, tmp_path)
+    b = backends(request.param, request, tmp_path)
     yield b
     b.close()
 

@@ -10,7 +10,7 @@ import sys
 import ctxfold
 import pytest
 from _agents_items import CATALOGUE
-from _agents_support import BACKENDS, Backends, exact, run
+from _agents_support import BACKENDS, backends, exact, run
 from agents.memory import Session, SessionSettings
 from ctxfold.adapters.openai_agents import ContextSession
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 
 @pytest.fixture(params=BACKENDS)
 def backend(request, tmp_path):
-    b = Backends(request.param, tmp_path)
+    b = backends(request.param, request, tmp_path)
     yield b
     b.close()
 
@@ -156,8 +156,9 @@ def test_a_bad_item_adds_nothing(backend):
     assert run(s.get_items()) == [user("kept")]
 
 
-def test_two_sessions_on_one_store_see_each_other(tmp_path):
-    b = Backends("sqlite-url", tmp_path)
+@pytest.mark.parametrize("kind", ["sqlite-url", "postgres-url"])
+def test_two_sessions_on_one_store_see_each_other(kind, request, tmp_path):
+    b = backends(kind, request, tmp_path)
     try:
         one, two = b.session("shared"), b.session("shared")
         run(one.add_items([user("from one")]))

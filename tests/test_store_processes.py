@@ -7,33 +7,26 @@ import random
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from _stores import Sql
 from ctxfold import Context, Message, Store
 
+TESTS = str(Path(__file__).resolve().parent)
+
 RACER = """
-import random, sys, time
-from ctxfold import ConflictError, Message, Store
+import sys
+sys.path.insert(0, sys.argv[5])
+from _racing import add_turn_racing
+from ctxfold import Store
 url, cid, worker, turns = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 conflicts = 0
 with Store(url) as store:
     print("ready", flush=True)
     sys.stdin.readline()  # all start together
     for t in range(turns):
-        lost = 0
-        while True:  # load, add the turn, save; on a conflict reload and redo it
-            ctx = store.load(cid)
-            ctx.add_message(Message.user(f"w{worker} t{t}"))
-            try:
-                store.save(ctx)
-                break
-            except ConflictError:
-                conflicts += 1
-                lost += 1
-                # Jittered backoff, as any client retrying optimistic writes does: the
-                # losers of a round do not all come back at once.
-                time.sleep(random.uniform(0, 0.001 * min(lost, 8)))
+        conflicts += add_turn_racing(store, cid, f"w{worker} t{t}")
 print(conflicts, flush=True)
 """
 
@@ -43,7 +36,7 @@ def race(url: str, workers: int, turns: int) -> int:
     with Store(url) as store:
         ctx = Context.new(messages=[Message.system("shared")])
         store.save(ctx)
-    procs = [subprocess.Popen([sys.executable, "-c", RACER, url, ctx.id, str(w), str(turns)],
+    procs = [subprocess.Popen([sys.executable, "-c", RACER, url, ctx.id, str(w), str(turns), TESTS],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for w in range(workers)]
     for p in procs:
         assert p.stdout.readline().strip() == "ready"

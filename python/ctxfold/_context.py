@@ -199,6 +199,19 @@ class Context:
     def last_message(self) -> Message | None:
         return self._core.last_message()
 
+    def _tail(self, n: int) -> list[Message]:
+        """``messages[-n:]`` (``[]`` for 0) without a list of all of them: O(log len + n)."""
+        return _core.shown_tail(self._core, n)
+
+    def _savepoint(self) -> _core.Savepoint:
+        """A savepoint of the log, for ``_rewind`` (a store writer that lost a race)."""
+        return _core.context_savepoint(self._core)
+
+    def _rewind(self, point: _core.Savepoint) -> None:
+        """Drop the events since ``point``, never saved, and restore the context as it was
+        then (its runtime fields are the caller's to restore, e.g. by ``Store.refresh``)."""
+        _core.context_rewind(self._core, point)
+
     def assistant_messages(self) -> list[Message]:
         return self._core.messages_with_role("assistant")
 

@@ -25,6 +25,14 @@ __all__ = [
     "BOOKKEEPING_EVENT_TYPES",
     "store_rows",
     "store_load",
+    "PreparedRows",
+    "Savepoint",
+    "store_refresh_prepare",
+    "store_refresh_apply",
+    "store_holds_event",
+    "context_savepoint",
+    "context_rewind",
+    "shown_tail",
     "format_export",
     "format_import",
     "format_response",
@@ -82,6 +90,45 @@ def store_load(
 ) -> tuple[ContextCore, dict[str, _JSON], bool]:
     """(core, runtime fields, versioned) from a store's rows; ``DecodeError`` names the
     context and seq of a bad row."""
+
+@final
+class PreparedRows:
+    """Rows checked against a context by ``store_refresh_prepare``. Not public API."""
+
+    @property
+    def runtime(self) -> dict[str, _JSON]: ...
+    @property
+    def event_count(self) -> int: ...
+
+def store_refresh_prepare(
+    core: ContextCore,
+    head: int,
+    state: bytes | str,
+    content: Iterable[Sequence[bytes | str]],
+    events: Iterable[Sequence[int | bytes | str]],
+) -> PreparedRows | str:
+    """The rows past ``core``'s ``next_seq`` checked, changing nothing; a str when they are
+    another context's history. ``DecodeError`` names the context and seq of a bad row."""
+
+def store_refresh_apply(core: ContextCore, rows: PreparedRows) -> int:
+    """Apply checked rows; how many events were appended."""
+
+def store_holds_event(core: ContextCore, seq: int, row: bytes | str) -> bool:
+    """Whether ``row`` (an event's JSON text) is ``core``'s event ``seq``."""
+
+@final
+class Savepoint:
+    """A savepoint of a context's log, to rewind unsaved events to. Not public API."""
+
+    @property
+    def seq(self) -> int: ...
+
+def context_savepoint(core: ContextCore) -> Savepoint: ...
+def context_rewind(core: ContextCore, point: Savepoint) -> None:
+    """Drop the events since ``point`` and restore the context as it was then."""
+
+def shown_tail(core: ContextCore, k: int) -> list[Message]:
+    """The last ``k`` messages of ``messages``, the same objects."""
 
 @final
 class Part:

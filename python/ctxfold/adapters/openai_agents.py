@@ -106,7 +106,7 @@ class ContextSession:
         n = resolve_session_limit(limit, self.session_settings)
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
             raise ValueError(f"limit must be None or an int >= 0, got {n!r}")
-        return await self._log.read(lambda ctx: _items(ctx if n is None else _tail(ctx, n)))
+        return await self._log.read(lambda ctx: _items(ctx if n is None else ctx._tail(n)))
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append the items, one message each. A malformed item → ``ctxfold.FormatError`` and
@@ -165,7 +165,8 @@ class ContextSession:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError(f"ContextSession {self.session_id!r} is closed")
+            # Worded as the SDK's own sessions word it ("SQLiteSession is closed").
+            raise RuntimeError(f"{type(self).__name__} is closed (session {self.session_id!r})")
 
     def __repr__(self) -> str:
         where = "memory" if self.store is None else "store"
@@ -196,11 +197,6 @@ def _items(src: Context | list[Message]) -> list[TResponseInputItem]:
         return []
     items: list[TResponseInputItem] = formats.to_openai_responses(src, pair=False)["input"]
     return items
-
-
-def _tail(ctx: Context, n: int) -> list[Message]:
-    """The last ``n`` messages (``n >= 0``)."""
-    return ctx.messages[-n:] if n else []
 
 
 def _fitting_suffix(messages: list[Message], budget: int, encoding: str) -> int:
@@ -256,9 +252,11 @@ class _MemoryLog:
 
 class _StoredLog:
     """The Context in a ``ctxfold.Store``: each call brings the local copy up to the store's
-    head, applies its change, and saves only the new events. A ``ConflictError`` (another
-    writer saved first) reloads and redoes the change, so concurrent writers lose nothing.
-    Store work runs in a worker thread so the event loop is never blocked."""
+    head (``Store.refresh``: one indexed read when nothing is new, else only the new events),
+    applies its change, and saves only the new events. A ``ConflictError`` (another writer
+    saved in between) rewinds the unsaved change, refreshes and redoes it, so concurrent
+    writers lose nothing. Store work runs in a worker thread so the event loop is never
+    blocked."""
 
     def __init__(self, session_id: str, store: Store | str | os.PathLike[str]) -> None:
         from .. import Store
@@ -275,13 +273,9 @@ class _StoredLog:
 
     def context(self) -> Context:
         with self._lock:
-            return self._local()
-
-    def _local(self) -> Context:
-        """The local copy, loaded on first use."""
-        if self._ctx is None:
-            self._ctx = self._load()
-        return self._ctx
+            if self._ctx is None:
+                self._ctx = self._load()
+            return self._ctx
 
     def _load(self) -> Context:
         try:
@@ -291,7 +285,18 @@ class _StoredLog:
 
     def _caught_up(self) -> Context:
         """The local copy with every event other writers stored since it was read."""
-        self._ctx = self._load()
+        if self._ctx is None:
+            self._ctx = self._load()
+        elif self._ctx.stored_seq is None:
+            # Never saved: the session is new, unless another writer has created it since.
+            if self.store.head(self._id) is not None:
+                self._ctx = self._load()
+        else:
+            try:
+                self.store.refresh(self._ctx)
+            except ConflictError:
+                # Deleted from the store, or saved anew under this id: what is stored now wins.
+                self._ctx = self._load()
         return self._ctx
 
     def _read(self, op: Callable[[Context], _T]) -> _T:
@@ -299,27 +304,25 @@ class _StoredLog:
             return op(self._caught_up())
 
     def _write(self, op: Callable[[Context], _T]) -> _T:
-        # Optimistic: change the local copy and save it. If another writer saved since the
-        # copy was read, the store refuses (ConflictError) and nothing is written: reload and
-        # redo the change on what is stored now. No item is lost and none is written twice.
+        # Optimistic: change the caught-up copy and save it. If another writer saved in
+        # between, the store refuses (ConflictError) and nothing is written: rewind the
+        # change, catch up with what is stored now and redo it. No item is lost and none is
+        # written twice.
         with self._lock:
-            fresh = self._ctx is None
+            ctx = self._caught_up()
             for attempt in range(_MAX_ATTEMPTS):
-                ctx = self._local()
-                before = ctx.next_seq
+                point = ctx._savepoint()
                 try:
                     result = op(ctx)
-                    if ctx.next_seq == before and not fresh:
-                        # Nothing to write (a pop or clear of an empty copy): the store saves
-                        # nothing and so checks nothing, and the copy may be stale. Look again.
-                        self._ctx, fresh = None, True
-                        continue
+                    if ctx.next_seq == point.seq:
+                        return result  # nothing to write (a pop or clear of an empty session)
                     self.store.save(ctx)
                     return result
                 except ConflictError:
                     # The copy holds the change unsaved: drop it. A short random pause
                     # spreads out writers that keep colliding.
-                    self._ctx, fresh = None, True
+                    ctx._rewind(point)
+                    ctx = self._caught_up()
                     time.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))
                 except BaseException:
                     self._ctx = None  # never keep a copy that may differ from the store

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
 from ._rows import Read, StoredContext, Write
+from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
     import psycopg
@@ -25,10 +26,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 __all__ = ["PostgresBackend", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
 T = TypeVar("T")
 
-_TABLES = ("ctxfold_schema", "ctxfold_contexts", "ctxfold_events", "ctxfold_content")
 # Serializes creating the schema between processes that open a new database at once.
 _SCHEMA_LOCK = 0x637478666F6C64  # "ctxfold"
 
@@ -136,26 +135,14 @@ class PostgresBackend:
             con.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             have = {r[0] for r in con.execute(
                 "SELECT c.relname FROM pg_class c WHERE c.relname = ANY(%s) AND c.relkind IN ('r', 'p') "
-                "AND c.relnamespace = current_schema()::regnamespace", (list(_TABLES),))}
+                "AND c.relnamespace = current_schema()::regnamespace", (list(TABLES),))}
             if not have:
                 for statement in _CREATE:
                     con.execute(statement)
                 con.execute("INSERT INTO ctxfold_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
                 return
-            if "ctxfold_schema" not in have:
-                raise StoreError(f"{self._name()}: ctxfold tables without ctxfold_schema: not a store this "
-                                 "ctxfold made, or damaged")
-            row = con.execute("SELECT max(version) FROM ctxfold_schema").fetchone()
-            version = row[0] if row else None
-            if not isinstance(version, int):
-                raise StoreError(f"{self._name()}: ctxfold_schema holds no version")
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"{self._name()}: the store's schema is version {version}, this ctxfold knows "
-                                 f"versions up to {SCHEMA_VERSION}: upgrade ctxfold")
-            missing = [t for t in _TABLES if t not in have]
-            if missing:
-                raise StoreError(f"{self._name()}: schema version {version} but table {', '.join(missing)} "
-                                 "is missing")
+            check_existing(self._name(), have,
+                           lambda: con.execute("SELECT max(version) FROM ctxfold_schema").fetchone())
 
     # ---- the backend -------------------------------------------------------------------
 
@@ -186,17 +173,25 @@ class PostgresBackend:
             "SELECT next_seq FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone())
         return None if row is None else int(row[0])
 
+    def peek(self, context_id: str) -> tuple[int, str] | None:
+        row = self._run(lambda con: con.execute(
+            "SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone())
+        return None if row is None else (int(row[0]), row[1])
+
     def read(self, context_id: str) -> Read | None:
+        return self.read_since(context_id, 0, 0)
+
+    def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
         def op(con: psycopg.Connection[Any]) -> Read | None:
             # One snapshot for the head and every row below it; the statements are pipelined,
             # so the whole read is about one round trip.
             with con.pipeline(), con.transaction():
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 head = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
-                content = con.execute("SELECT hash, text FROM ctxfold_content WHERE context_id = %s ORDER BY ord",
-                                      (context_id,))
-                events = con.execute("SELECT seq, data FROM ctxfold_events WHERE context_id = %s ORDER BY seq",
-                                     (context_id,))
+                content = con.execute("SELECT hash, text FROM ctxfold_content WHERE context_id = %s AND ord >= %s "
+                                      "ORDER BY ord", (context_id, ord))
+                events = con.execute("SELECT seq, data FROM ctxfold_events WHERE context_id = %s AND seq >= %s "
+                                     "ORDER BY seq", (context_id, seq))
             row = head.fetchone()
             if row is None:
                 return None

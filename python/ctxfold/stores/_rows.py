@@ -66,7 +66,16 @@ class Backend(Protocol):
 
     def head(self, context_id: str) -> int | None: ...
 
+    def peek(self, context_id: str) -> tuple[int, str] | None:
+        """(head, state) of a context, in one indexed read; ``None`` when absent."""
+        ...
+
     def read(self, context_id: str) -> Read | None: ...
+
+    def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
+        """As ``read``, in one snapshot, with only the events from ``seq`` on and the content
+        entries from place ``ord`` on."""
+        ...
 
     def list(self, limit: int, offset: int) -> list[StoredContext]: ...
 

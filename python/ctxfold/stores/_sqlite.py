@@ -18,13 +18,11 @@ from typing import TypeVar
 
 from ..errors import ConflictError, StoreError
 from ._rows import Read, StoredContext, Write
+from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 __all__ = ["SQLiteBackend", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
 T = TypeVar("T")
-
-_TABLES = ("ctxfold_schema", "ctxfold_contexts", "ctxfold_events", "ctxfold_content")
 
 _CREATE = """
 CREATE TABLE ctxfold_schema (version INTEGER NOT NULL);
@@ -129,26 +127,14 @@ class SQLiteBackend:
         with self._transaction(con, "BEGIN IMMEDIATE"):
             have = {r[0] for r in con.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'ctxfold\\_%' ESCAPE '\\'")}
-            if not have & set(_TABLES):
+            if not have & set(TABLES):
                 for statement in _CREATE.split(";"):
                     if statement.strip():
                         con.execute(statement)
                 con.execute("INSERT INTO ctxfold_schema (version) VALUES (?)", (SCHEMA_VERSION,))
                 return
-            if "ctxfold_schema" not in have:
-                raise StoreError(f"sqlite://{self._path}: ctxfold tables without ctxfold_schema: not a store "
-                                 "this ctxfold made, or damaged")
-            row = con.execute("SELECT max(version) FROM ctxfold_schema").fetchone()
-            version = row[0] if row else None
-            if not isinstance(version, int):
-                raise StoreError(f"sqlite://{self._path}: ctxfold_schema holds no version")
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"sqlite://{self._path}: the store's schema is version {version}, this ctxfold "
-                                 f"knows versions up to {SCHEMA_VERSION}: upgrade ctxfold")
-            missing = [t for t in _TABLES if t not in have]
-            if missing:
-                raise StoreError(f"sqlite://{self._path}: schema version {version} but table "
-                                 f"{', '.join(missing)} is missing")
+            check_existing(f"sqlite://{self._path}", have,
+                           lambda: con.execute("SELECT max(version) FROM ctxfold_schema").fetchone())
 
     # ---- the backend -------------------------------------------------------------------
 
@@ -182,7 +168,15 @@ class SQLiteBackend:
             "SELECT next_seq FROM ctxfold_contexts WHERE id = ?", (context_id,)).fetchone())
         return None if row is None else int(row[0])
 
+    def peek(self, context_id: str) -> tuple[int, str] | None:
+        row = self._run(lambda con: con.execute(
+            "SELECT next_seq, state FROM ctxfold_contexts WHERE id = ?", (context_id,)).fetchone())
+        return None if row is None else (int(row[0]), row[1])
+
     def read(self, context_id: str) -> Read | None:
+        return self.read_since(context_id, 0, 0)
+
+    def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
         def op(con: sqlite3.Connection) -> Read | None:
             # One read transaction: one snapshot of the head and the rows below it. Text comes
             # as the bytes SQLite holds (no str per row), for the core to read.
@@ -192,9 +186,9 @@ class SQLiteBackend:
                 if row is None:
                     return None
                 content = con.execute("SELECT CAST(hash AS BLOB), CAST(text AS BLOB) FROM ctxfold_content "
-                                      "WHERE context_id = ? ORDER BY ord", (context_id,)).fetchall()
+                                      "WHERE context_id = ? AND ord >= ? ORDER BY ord", (context_id, ord)).fetchall()
                 events = con.execute("SELECT seq, CAST(data AS BLOB) FROM ctxfold_events WHERE context_id = ? "
-                                     "ORDER BY seq", (context_id,)).fetchall()
+                                     "AND seq >= ? ORDER BY seq", (context_id, seq)).fetchall()
             return Read(head=int(row[0]), state=row[1], content=content, events=events)
 
         return self._run(op)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import re
 import threading
-from types import TracebackType
+from types import SimpleNamespace, TracebackType
 
-from .. import _core
+from .. import _core, _runtime
 from .._context import Context
 from ..errors import ConflictError, DecodeError, StoreError
 from ._rows import Backend, StoredContext, Write
@@ -43,6 +43,10 @@ def _open(url: str | os.PathLike[str], durable: bool) -> tuple[str, Backend]:
 
     path = os.path.abspath(path)
     return f"sqlite://{path}", SQLiteBackend(path, durable=durable)
+
+
+def _text(column: str | bytes) -> str:
+    return column.decode() if isinstance(column, bytes) else column
 
 
 class Store:
@@ -125,8 +129,70 @@ class Store:
         except DecodeError as e:
             raise DecodeError(f"context {context_id}: {e}") from None
         ctx.stored_seq = r.head
-        ctx._stored_state = (self._name, r.state.decode() if isinstance(r.state, bytes) else r.state)
+        ctx._stored_state = (self._name, _text(r.state))
         return ctx
+
+    def head(self, context_id: str) -> int | None:
+        """The stored ``next_seq`` of a context (how many of its events the store holds), in
+        one indexed read; ``None`` when the store does not hold it. Our extension of SPEC §11."""
+        if not isinstance(context_id, str):
+            raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
+        return self._db.head(context_id)
+
+    def refresh(self, ctx: Context) -> int:
+        """Bring ``ctx``, saved to or loaded from this store, up to what the store holds now:
+        apply the events other writers saved since ``ctx.stored_seq`` through the same checks
+        as ``load``, and the state saved with them; return how many events were applied. The
+        result equals ``load(ctx.id)``, at the cost of what is new (nothing new: one indexed
+        read). Our extension of SPEC §11 (``docs/store.md``).
+
+        ``ConflictError`` when the store cannot catch ``ctx`` up: ``ctx`` did not come from
+        this store, the stored context was deleted or is another one under the same id, or
+        ``ctx`` holds unsaved events while the store moved on. A corrupt row → ``DecodeError``
+        naming the context and seq. Whatever is raised, ``ctx`` is left as it was."""
+        if not isinstance(ctx, Context):
+            raise TypeError(f"expected a Context, got {type(ctx).__name__}")
+        with ctx._lock:
+            expected, stored = ctx.stored_seq, ctx._stored_state
+            if expected is None or stored is None or stored[0] != self._name:
+                raise ConflictError(f"context {ctx.id} was not saved to or loaded from {self._name}: load it "
+                                    "from the store instead")
+            peek = self._db.peek(ctx.id)
+            if peek is None:
+                raise ConflictError(f"context {ctx.id} is not in the store any more (deleted): nothing to "
+                                    "catch up with")
+            if peek[0] == expected and _text(peek[1]) == stored[1]:
+                return 0
+            if ctx.next_seq != expected:
+                raise ConflictError(f"context {ctx.id} holds unsaved events from seq {expected} on, and the "
+                                    f"store moved on (to seq {peek[0]}): reload and redo them, or rewind them")
+            # The last event both should share comes too: it is the test of lineage.
+            r = self._db.read_since(ctx.id, max(expected - 1, 0), len(ctx._core.content_map))
+            if r is None:
+                raise ConflictError(f"context {ctx.id} is not in the store any more (deleted)")
+            events = r.events
+            if expected > 0:
+                if r.head < expected or not events or events[0][0] != expected - 1 \
+                        or not _core.store_holds_event(ctx._core, expected - 1, events[0][1]):
+                    raise ConflictError(f"context {ctx.id}: the store holds another history under this id "
+                                        f"(its seq {expected - 1} is not this context's): it was deleted and "
+                                        "saved anew; load it again")
+                events = events[1:]
+            prepared = _core.store_refresh_prepare(ctx._core, r.head, r.state, r.content, events)
+            if isinstance(prepared, str):
+                raise ConflictError(f"context {ctx.id}: the store holds another context under this id: "
+                                    f"{prepared}")
+            fields = SimpleNamespace()
+            try:
+                _runtime.load(fields, prepared.runtime, False)
+            except DecodeError as e:
+                raise DecodeError(f"context {ctx.id}: {e}") from None
+            applied = _core.store_refresh_apply(ctx._core, prepared)
+            for f in _runtime.PERSISTED:
+                setattr(ctx, f.name, getattr(fields, f.name))
+            ctx.stored_seq = r.head
+            ctx._stored_state = (self._name, _text(r.state))
+            return applied
 
     def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
         """The contexts, the most recently saved first."""

@@ -16,6 +16,7 @@ pub mod json;
 pub mod log;
 pub mod message;
 pub mod redact;
+pub mod savepoint;
 pub mod time;
 pub mod tokens;
 pub mod window;

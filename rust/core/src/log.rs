@@ -10,7 +10,7 @@ use crate::time::{self, Micros};
 use serde_json::{Map, Value};
 
 /// Why an op does not fit the transcript, in the words both a caller and a decoder use.
-fn misfit(op: Op, len: usize) -> Option<String> {
+pub(crate) fn misfit(op: Op, len: usize) -> Option<String> {
     match op {
         Op::Insert(p) if p > len => Some(format!(
             "position {p} is outside the {len}-message transcript"

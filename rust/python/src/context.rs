@@ -153,7 +153,7 @@ impl ContextCore {
     }
 }
 
-fn handles_to_list<'py>(py: Python<'py>, hs: &[Handle]) -> PyResult<Bound<'py, PyList>> {
+pub(crate) fn handles_to_list<'py>(py: Python<'py>, hs: &[Handle]) -> PyResult<Bound<'py, PyList>> {
     let items = hs
         .iter()
         .map(|h| h.to_py(py))

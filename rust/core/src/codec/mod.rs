@@ -5,6 +5,7 @@
 mod legacy;
 mod message_in;
 mod read;
+pub mod refresh;
 pub mod rows;
 pub mod write;
 

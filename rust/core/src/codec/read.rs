@@ -88,12 +88,21 @@ pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> R
         },
         Some(_) => return decode("missing or invalid version field"),
     };
+    Ok(Loaded {
+        context,
+        runtime: runtime_fields(&top.fields)?,
+        versioned: version.is_some(),
+    })
+}
+
+/// The runtime fields found among a document's top-level fields, checked so that whatever
+/// loads can be saved again: they go back through Python, where values nest at most
+/// MAX_DEPTH levels, and times must fit Python's datetime.
+pub(super) fn runtime_fields(fields: &Map<String, Value>) -> Result<Map<String, Value>> {
     let runtime: Map<String, Value> = super::RUNTIME_KEYS
         .iter()
-        .filter_map(|k| top.fields.get(*k).map(|v| (k.to_string(), v.clone())))
+        .filter_map(|k| fields.get(*k).map(|v| (k.to_string(), v.clone())))
         .collect();
-    // Whatever loads must save again: the runtime fields go back through Python, where
-    // values nest at most MAX_DEPTH levels, and times must fit Python's datetime.
     for (k, v) in &runtime {
         if crate::json::depth(v) + 1 > crate::json::MAX_DEPTH {
             return decode(format!(
@@ -105,17 +114,13 @@ pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> R
     if let Some(Value::String(t)) = runtime.get("started_at") {
         time::parse_iso(t).map_err(|e| e.at("started_at"))?;
     }
-    Ok(Loaded {
-        context,
-        runtime,
-        versioned: version.is_some(),
-    })
+    Ok(runtime)
 }
 
 // ---- version 2 ----------------------------------------------------------------------------
 
 #[derive(Deserialize)]
-struct EventIn<'a> {
+pub(super) struct EventIn<'a> {
     seq: u64,
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
@@ -126,17 +131,17 @@ struct EventIn<'a> {
 }
 
 /// An event checked on its own, before it is replayed.
-struct Checked {
-    kind: EventType,
-    time: time::Micros,
-    data: Map<String, Value>,
-    op: Option<Op>,
-    message: Option<Message>,
+pub(super) struct Checked {
+    pub kind: EventType,
+    pub time: time::Micros,
+    pub data: Map<String, Value>,
+    pub op: Option<Op>,
+    pub message: Option<Message>,
 }
 
 /// Deserialize a whole JSON text; a data error says where by its path under `place`, a
 /// syntax error by line and column.
-fn located<'a, T: Deserialize<'a>>(text: &'a str, place: &str) -> Result<T> {
+pub(super) fn located<'a, T: Deserialize<'a>>(text: &'a str, place: &str) -> Result<T> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -191,7 +196,7 @@ fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
     Ok(ctx)
 }
 
-fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
+pub(super) fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
     if e.seq != i as u64 {
         return decode(format!(
             "seq: expected {i}, found {} (seqs must be 0, 1, 2, …)",

@@ -111,6 +111,28 @@ impl<H: MessageHandle> Context<H> {
         self.resolved(s)
     }
 
+    /// The last `k` messages of `messages` (all of them when there are fewer), the same
+    /// objects, without building the rest: O(log n) to find the start, then O(k).
+    pub fn shown_tail(&mut self, k: usize) -> Vec<H> {
+        let head = self.overlay_head();
+        let shown = self.len() + usize::from(matches!(head, Some((false, _))));
+        let start = shown.saturating_sub(k);
+        // (transcript position of the first kept message after the lead, the lead)
+        let (first, lead) = match head {
+            Some((false, h)) if start == 0 => (0, Some(h)),
+            Some((false, _)) => (start - 1, None),
+            Some((true, h)) if start == 0 => (1, Some(h)),
+            _ => (start, None),
+        };
+        let seqs: Vec<u32> = self.transcript.iter_from(first).collect();
+        let mut out = Vec::with_capacity(shown - start);
+        out.extend(lead);
+        for s in seqs {
+            out.push(self.resolved(s));
+        }
+        out
+    }
+
     pub fn shown_len(&mut self) -> usize {
         match self.overlay_head() {
             Some((false, _)) => self.len() + 1,
