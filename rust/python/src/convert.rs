@@ -88,19 +88,21 @@ impl NotJson {
     pub fn into_err(self, root: &str, policy: Policy) -> PyErr {
         let at = format!("{root}{}", self.path);
         let at = at.trim_start_matches('.');
-        let text =
-            match &self.why {
-                Why::Py(_) => String::new(),
-                Why::Type(t) => format!(
-                "{t} is not JSON (expected a dict, list, tuple, str, int, float, bool or None{})",
-                if policy == Policy::Import { ", or a pydantic model" } else { "" }
-            ),
-                Why::Key => "JSON object keys must be str".into(),
-                Why::BigInt => "an integer outside the 64-bit range is not JSON".into(),
-                Why::NonFinite => "NaN and infinity are not JSON".into(),
-                Why::Surrogates => SURROGATES.into(),
-                Why::Deep => format!("JSON nested deeper than {MAX_DEPTH} levels"),
-            };
+        let expected = match policy {
+            Policy::Import => {
+                "a dict, list, tuple, str, int, float, bool or None, or a pydantic model"
+            }
+            _ => "a dict, list, tuple, str, int, float, bool or None",
+        };
+        let text = match &self.why {
+            Why::Py(_) => String::new(),
+            Why::Type(t) => format!("{t} is not JSON (expected {expected})"),
+            Why::Key => "JSON object keys must be str".into(),
+            Why::BigInt => "an integer outside the 64-bit range is not JSON".into(),
+            Why::NonFinite => "NaN and infinity are not JSON".into(),
+            Why::Surrogates => SURROGATES.into(),
+            Why::Deep => format!("JSON nested deeper than {MAX_DEPTH} levels"),
+        };
         let text = if at.is_empty() {
             text
         } else {
