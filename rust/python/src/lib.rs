@@ -8,6 +8,7 @@ mod formats;
 mod leaves;
 mod message;
 mod part;
+mod pieces;
 mod pyser;
 mod ranks;
 mod request;

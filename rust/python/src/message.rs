@@ -8,6 +8,7 @@ use crate::convert::{Json, JsonMap};
 use crate::errors::IntoPyResult;
 use crate::leaves::Leaves;
 use crate::part::parts_list;
+use crate::pieces::Pieces;
 use ctxfold_core::codec::write::{MessageOut, Shape};
 use ctxfold_core::dynamic;
 use ctxfold_core::message::Fields;
@@ -80,11 +81,10 @@ impl Handle {
 }
 
 impl Handle {
-    /// The message's strings as Python strings, made once (`leaves.rs`); they live with its
-    /// Python object, which is made now if the core's message has none yet.
-    pub fn leaves(&self, py: Python<'_>) -> PyResult<&Leaves> {
+    /// Its Python object, made now if the core's message has none yet.
+    fn object(&self, py: Python<'_>) -> PyResult<&PyMessage> {
         match &*self.0 {
-            Slot::Py(p) => Ok(&p.get().leaves),
+            Slot::Py(p) => Ok(p.get()),
             Slot::Rust(m, cell) => {
                 let p = match cell.get() {
                     Some(p) => p,
@@ -93,9 +93,20 @@ impl Handle {
                         cell.get_or_init(|| made)
                     }
                 };
-                Ok(&p.get().leaves)
+                Ok(p.get())
             }
         }
+    }
+
+    /// The message's strings as Python strings, made once (`leaves.rs`); they live with its
+    /// Python object.
+    pub fn leaves(&self, py: Python<'_>) -> PyResult<&Leaves> {
+        Ok(&self.object(py)?.leaves)
+    }
+
+    /// What it exported to, kept for the next request (`pieces.rs`); with its Python object.
+    pub fn pieces(&self, py: Python<'_>) -> PyResult<&Pieces> {
+        Ok(&self.object(py)?.pieces)
     }
 }
 
@@ -133,6 +144,8 @@ pub struct PyMessage {
     pub inner: Arc<Message>,
     /// Its strings as sent in requests (`leaves.rs`).
     leaves: Leaves,
+    /// What it exported to (`pieces.rs`).
+    pieces: Pieces,
 }
 
 impl PyMessage {
@@ -140,6 +153,7 @@ impl PyMessage {
         PyMessage {
             inner,
             leaves: Leaves::default(),
+            pieces: Pieces::default(),
         }
     }
 }

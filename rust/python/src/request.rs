@@ -2,11 +2,14 @@
 //!
 //! What costs in a request of 100k messages is making objects: so keys and the exporter's
 //! constants (roles, type names) are made once per request and shared, and the strings of a
-//! message are the ones kept with it (`leaves`), made on its first request only. The dicts
-//! and lists are new every time: a caller may change them.
+//! message are the ones kept with it (`leaves`), made on its first request only. What a
+//! message exports to when the request needs no repair of it (a piece) is kept with it too,
+//! and given again when nobody else holds it and it is as made (`pieces`); the rest of a
+//! request is new every time.
 
 use crate::leaves::{Key, Leaves};
 use crate::message::Handle;
+use ctxfold_core::formats::out::Piece;
 use ctxfold_core::formats::J;
 use ctxfold_core::Message;
 use pyo3::ffi;
@@ -95,7 +98,7 @@ impl<'py, 'r> Build<'py, 'r> {
         self.leaf(Key::text(s), || s.to_string())
     }
 
-    pub fn object(&mut self, j: &'r J<'r>) -> PyResult<Bound<'py, PyAny>> {
+    pub fn object(&mut self, j: &J<'r>) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         Ok(match j {
             J::Null => py.None().into_bound(py),
@@ -120,18 +123,53 @@ impl<'py, 'r> Build<'py, 'r> {
                 d?.into_any()
             }
             J::Arr(items) => {
-                let objs = items
-                    .iter()
-                    .map(|x| self.object(x))
-                    .collect::<PyResult<Vec<_>>>()?;
+                let mut objs = Vec::with_capacity(items.len());
+                for x in items {
+                    match x {
+                        J::Piece(p) => self.piece(p, &mut objs)?,
+                        _ => objs.push(self.object(x)?),
+                    }
+                }
+                PyList::new(py, objs)?.into_any()
+            }
+            J::Piece(p) => {
+                let mut objs = Vec::new();
+                self.piece(p, &mut objs)?;
                 PyList::new(py, objs)?.into_any()
             }
         })
     }
 
+    /// The items of a piece onto `out`: those kept with its message when still as made, else
+    /// made now (the message's strings its own) and kept.
+    fn piece(&mut self, p: &Piece<'r>, out: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {
+        let py = self.py;
+        let Some(h) = self.handle_of(p.of) else {
+            for j in p.make() {
+                out.push(self.object(&j)?);
+            }
+            return Ok(());
+        };
+        let kept = h.pieces(py)?;
+        if kept.lend(py, p.slot, out) {
+            return Ok(());
+        }
+        let outer = self.scope;
+        self.scope = Some((p.of, h.leaves(py)?));
+        let start = out.len();
+        let made = p
+            .make()
+            .iter()
+            .try_for_each(|j| self.object(j).map(|o| out.push(o)));
+        self.scope = outer;
+        made?;
+        kept.keep(p.slot, &out[start..]);
+        Ok(())
+    }
+
     fn dict(
         &mut self,
-        entries: &'r [(ctxfold_core::formats::out::Key<'r>, J<'r>)],
+        entries: &[(ctxfold_core::formats::out::Key<'r>, J<'r>)],
     ) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(self.py);
         for (k, v) in entries {
@@ -182,7 +220,7 @@ impl<'py, 'r> Build<'py, 'r> {
     }
 
     /// A value of a message, its strings the scope's own.
-    fn value(&mut self, v: &'r Value) -> PyResult<Bound<'py, PyAny>> {
+    fn value(&mut self, v: &Value) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py;
         Ok(match v {
             Value::String(s) => self.str_leaf(s).into_any(),

@@ -10,7 +10,7 @@ use super::interop::{
     self, array, block, finish, kind, object, opt_str, own_reasoning, req_str, text_of, Keep,
 };
 use super::out::{Obj, J};
-use super::plan::{plan, AnswerSrc, Call, Grammar, Step};
+use super::plan::{answered, own_calls, plan, AnswerSrc, Call, Grammar, Step};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Message, Part, Role};
@@ -54,7 +54,9 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
             Step::Msg(i) => {
                 let m = p.msgs[*i];
                 match m.role {
-                    Role::User => out.extend(user(m, Vec::new())),
+                    Role::User => out.push(J::piece(m, "anthropic.user", move || {
+                        user(m, Vec::new()).into_iter().collect()
+                    })),
                     _ if interop::field(m, F, "placement").is_some() => {
                         out.extend(turn(m, "system", content_blocks(m, true)))
                     }
@@ -66,36 +68,38 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                 answers,
                 absorb,
             } => {
-                let ms: Vec<&Message> = msgs.iter().map(|&i| p.msgs[i]).collect();
-                let cs: Vec<&Call> = msgs.iter().flat_map(|&i| &p.calls[i]).collect();
-                out.extend(assistant(&ms, &cs));
+                match msgs.len() {
+                    1 if p.ids_kept(msgs.start) => {
+                        let m = p.msgs[msgs.start];
+                        out.push(J::piece(m, "anthropic.assistant", move || {
+                            let calls = own_calls(m);
+                            let cs: Vec<&Call> = calls.iter().collect();
+                            assistant(&[m], &cs).into_iter().collect()
+                        }));
+                    }
+                    _ => {
+                        let ms: Vec<&Message> = msgs.clone().map(|i| p.msgs[i]).collect();
+                        let cs: Vec<&Call> = msgs.clone().flat_map(|i| p.calls(i)).collect();
+                        out.extend(assistant(&ms, &cs));
+                    }
+                }
                 if answers.is_empty() {
                     continue;
                 }
                 let mut results: Vec<J<'a>> = Vec::with_capacity(answers.len());
-                for a in answers {
+                for a in &p.answers[answers.clone()] {
                     let id = J::cow(a.target.clone());
                     results.push(match a.src {
                         AnswerSrc::Part(part) => {
                             let own = a.at.is_some_and(|i| interop::from(p.msgs[i], F));
                             result_part(part, id, own)
                         }
-                        AnswerSrc::Tool(m) => {
-                            let mut o = J::obj()
-                                .put("type", J::Lit("tool_result"))
-                                .put("tool_use_id", id);
-                            match &m.content {
-                                Content::None => {}
-                                Content::Text(t) => o.push("content", J::Str(t)),
-                                Content::Parts(parts) => o.push(
-                                    "content",
-                                    J::Arr(
-                                        parts.iter().filter_map(|x| user_block(x, false)).collect(),
-                                    ),
-                                ),
-                            }
-                            o.of(m)
+                        AnswerSrc::Tool(m) if a.id_kept() => {
+                            J::piece(m, "anthropic.tool_result", move || {
+                                vec![tool_result(m, answered(m))]
+                            })
                         }
+                        AnswerSrc::Tool(m) => tool_result(m, id),
                         AnswerSrc::Interrupted => J::obj()
                             .put("type", J::Lit("tool_result"))
                             .put("tool_use_id", id)
@@ -124,6 +128,22 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
         req.push("tools", t);
     }
     Ok(req.done())
+}
+
+/// A tool message as the `tool_result` block answering call `id`.
+fn tool_result<'a>(m: &'a Message, id: J<'a>) -> J<'a> {
+    let mut o = J::obj()
+        .put("type", J::Lit("tool_result"))
+        .put("tool_use_id", id);
+    match &m.content {
+        Content::None => {}
+        Content::Text(t) => o.push("content", J::Str(t)),
+        Content::Parts(parts) => o.push(
+            "content",
+            J::Arr(parts.iter().filter_map(|x| user_block(x, false)).collect()),
+        ),
+    }
+    o.of(m)
 }
 
 /// The top-level `system`: one message's str as it is, else text blocks.

@@ -5,7 +5,7 @@ use super::interop::{
     Keep,
 };
 use super::out::J;
-use super::plan::{plan, AnswerSrc, Call, CallSrc, Grammar, Step};
+use super::plan::{answered, own_calls, plan, AnswerSrc, Call, CallSrc, Grammar, Step};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Message, Part, Role};
@@ -19,37 +19,47 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
     let mut out: Vec<J<'a>> = Vec::with_capacity(p.msgs.len());
     for step in &p.steps {
         match step {
-            Step::Msg(i) => out.extend(plain_message(p.msgs[*i])),
+            Step::Msg(i) => {
+                let m = p.msgs[*i];
+                out.push(J::piece(m, "openai_chat.message", move || {
+                    plain_message(m).into_iter().collect()
+                }));
+            }
             Step::Turn { msgs, answers, .. } => {
-                let merge = msgs[..msgs.len() - 1]
-                    .iter()
-                    .any(|&i| !p.calls[i].is_empty());
+                let merge = (msgs.start..msgs.end - 1).any(|i| !p.calls(i).is_empty());
                 if merge {
-                    let ms: Vec<&Message> = msgs.iter().map(|&i| p.msgs[i]).collect();
-                    let cs: Vec<&Call> = msgs.iter().flat_map(|&i| &p.calls[i]).collect();
+                    let ms: Vec<&Message> = msgs.clone().map(|i| p.msgs[i]).collect();
+                    let cs: Vec<&Call> = msgs.clone().flat_map(|i| p.calls(i)).collect();
                     out.extend(assistant(&ms, &cs));
                 } else {
-                    for &i in msgs {
-                        let cs: Vec<&Call> = p.calls[i].iter().collect();
-                        out.extend(assistant(&[p.msgs[i]], &cs));
+                    for i in msgs.clone() {
+                        let m = p.msgs[i];
+                        if p.ids_kept(i) {
+                            out.push(J::piece(m, "openai_chat.assistant", move || {
+                                let calls = own_calls(m);
+                                let cs: Vec<&Call> = calls.iter().collect();
+                                assistant(&[m], &cs).into_iter().collect()
+                            }));
+                        } else {
+                            let cs: Vec<&Call> = p.calls(i).iter().collect();
+                            out.extend(assistant(&[m], &cs));
+                        }
                     }
                 }
                 let mut media: Vec<J<'a>> = Vec::new();
-                for a in answers {
-                    let (content, own) = match a.src {
-                        AnswerSrc::Tool(m) => (tool_content(&m.content, &mut media), Some(m)),
-                        AnswerSrc::Part(part) => {
-                            (result_content(part.get("content"), &mut media), None)
+                for a in &p.answers[answers.clone()] {
+                    let id = J::cow(a.target.clone());
+                    out.push(match a.src {
+                        AnswerSrc::Tool(m) if a.id_kept() && !has_media(&m.content) => {
+                            J::piece(m, "openai_chat.tool", move || {
+                                vec![tool_message(m, answered(m), &mut Vec::new())]
+                            })
                         }
-                        AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
-                    };
-                    let o = J::obj()
-                        .put("role", J::Lit("tool"))
-                        .put("tool_call_id", J::cow(a.target.clone()))
-                        .put("content", content);
-                    out.push(match own {
-                        Some(m) => finish(o, m, F),
-                        None => o.done(),
+                        AnswerSrc::Tool(m) => tool_message(m, id, &mut media),
+                        AnswerSrc::Part(part) => {
+                            tool_obj(id, result_content(part.get("content"), &mut media)).done()
+                        }
+                        AnswerSrc::Interrupted => tool_obj(id, J::Str(interop::INTERRUPTED)).done(),
                     });
                 }
                 if !media.is_empty() {
@@ -69,6 +79,24 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
         req.push("tools", t);
     }
     Ok(req.done())
+}
+
+/// A `tool` message answering call `id`.
+fn tool_obj<'a>(id: J<'a>, content: J<'a>) -> super::out::Obj<'a> {
+    J::obj()
+        .put("role", J::Lit("tool"))
+        .put("tool_call_id", id)
+        .put("content", content)
+}
+
+/// A tool message as the `tool` message answering call `id`; its media go to `media`.
+fn tool_message<'a>(m: &'a Message, id: J<'a>, media: &mut Vec<J<'a>>) -> J<'a> {
+    finish(tool_obj(id, tool_content(&m.content, media)), m, F)
+}
+
+/// Whether a tool message has more than text (what a `tool` message cannot take).
+fn has_media(c: &Content) -> bool {
+    matches!(c, Content::Parts(parts) if parts.iter().any(|p| part_type(p) != Some("text")))
 }
 
 /// A system, developer or user message; `None` when nothing of it can be sent.

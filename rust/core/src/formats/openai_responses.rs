@@ -30,17 +30,31 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
         match step {
             Step::Msg(i) => {
                 let m = p.msgs[*i];
-                if !req.taken(m) {
-                    req.out.extend(input_message(m));
+                if !req.instructions(m) {
+                    req.out
+                        .push(J::piece(m, "openai_responses.message", move || {
+                            verbatim(m)
+                                .or_else(|| input_message(m))
+                                .into_iter()
+                                .collect()
+                        }));
                 }
             }
             Step::Turn { msgs, answers, .. } => {
                 req.leading = false;
-                for &i in msgs {
-                    assistant_items(p.msgs[i], &p.calls[i], &mut req.out);
+                for i in msgs.clone() {
+                    let m = p.msgs[i];
+                    if p.ids_kept(i) {
+                        req.out.push(assistant_piece(m));
+                    } else {
+                        assistant_items(m, p.calls(i), &mut req.out);
+                    }
                 }
-                for a in answers {
-                    req.out.push(output_item(a.target.clone(), a.src));
+                for a in &p.answers[answers.clone()] {
+                    req.out.push(match a.src {
+                        AnswerSrc::Tool(m) if a.id_kept() => output_piece(m),
+                        src => output_item(a.target.clone(), src),
+                    });
                 }
             }
         }
@@ -66,18 +80,14 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// Whether `m` is written already: leading system or developer text (to `instructions`),
-    /// or an item kept as it came. Any other message ends the leading run.
-    fn taken(&mut self, m: &'a Message) -> bool {
+    /// Whether `m` is leading system or developer text, written to `instructions`. Any
+    /// other message ends the leading run.
+    fn instructions(&mut self, m: &'a Message) -> bool {
         if self.leading && matches!(m.role, Role::System | Role::Developer) {
             push_text(&m.content, &mut self.instructions);
             return true;
         }
         self.leading = false;
-        if let Some(item) = verbatim(m) {
-            self.out.push(item);
-            return true;
-        }
         false
     }
 
@@ -93,6 +103,23 @@ impl<'a> Request<'a> {
         }
         req.done()
     }
+}
+
+/// An assistant message's items, its calls under their own ids.
+fn assistant_piece(m: &Message) -> J<'_> {
+    J::piece(m, "openai_responses.assistant", move || {
+        let mut out = Vec::new();
+        assistant_items(m, &own_calls(m), &mut out);
+        out
+    })
+}
+
+/// A tool message's `function_call_output`, under its own call id.
+fn output_piece(m: &Message) -> J<'_> {
+    J::piece(m, "openai_responses.output", move || {
+        let id = m.tool_call_id.as_deref().unwrap_or("");
+        vec![output_item(Cow::Borrowed(id), AnswerSrc::Tool(m))]
+    })
 }
 
 /// The `function_call_output` item answering `call_id`.
@@ -143,24 +170,25 @@ fn export_as_is<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'
         .find(|m| m.kind == Kind::ToolDefinitions);
     let mut req = Request::new(opts, messages.len());
     for (i, &m) in messages.iter().enumerate() {
-        if m.kind == Kind::ToolDefinitions || req.taken(m) {
+        if m.kind == Kind::ToolDefinitions || req.instructions(m) {
             continue;
         }
-        let out = &mut req.out;
-        match m.role {
-            Role::Assistant => assistant_items(m, &own_calls(m), out),
-            Role::Tool => {
-                let id = m.tool_call_id.as_deref().ok_or_else(|| {
-                    err(
-                        &format!("messages[{i}]"),
-                        "a tool message without a tool_call_id has no Responses item",
-                    )
-                })?;
-                out.push(output_item(Cow::Borrowed(id), AnswerSrc::Tool(m)));
+        req.out.push(match m.role {
+            Role::Assistant => assistant_piece(m),
+            Role::Tool if m.tool_call_id.is_none() => {
+                return Err(err(
+                    &format!("messages[{i}]"),
+                    "a tool message without a tool_call_id has no Responses item",
+                ))
             }
-            _ => {
+            Role::Tool => output_piece(m),
+            _ => J::piece(m, "openai_responses.item", move || {
+                if let Some(item) = verbatim(m) {
+                    return vec![item];
+                }
                 // A user message's tool results are its outputs, before the rest of it (as
                 // a request sends them, right after their calls).
+                let mut out = Vec::new();
                 if let Content::Parts(parts) = &m.content {
                     for p in parts.iter().filter(|p| part_type(p) == Some("tool_result")) {
                         if let Some(id) = p.get("call_id").and_then(Value::as_str) {
@@ -169,8 +197,9 @@ fn export_as_is<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'
                     }
                 }
                 out.extend(input_message(m));
-            }
-        }
+                out
+            }),
+        });
     }
     Ok(req.done(defs))
 }

@@ -11,6 +11,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 pub type Key<'a> = Cow<'a, str>;
 
@@ -36,6 +37,36 @@ pub enum J<'a> {
     /// (a string borrowed from elsewhere may sit in it too; a writer must check, not assume).
     Of(&'a Message, Vec<(Key<'a>, J<'a>)>),
     Arr(Vec<J<'a>>),
+    /// Items of the enclosing array made from one message alone (see [`Piece`]).
+    Piece(Piece<'a>),
+}
+
+/// Zero or more items of an array that depend on one message and nothing else: what a
+/// message exports to when the request needs no repair of it (its ids kept, nothing moved).
+/// They are made on demand, so that a writer that kept what it made for this message the
+/// last time (the binding, `pieces.rs`) need not make them again: an agent sends the same
+/// messages every turn. `slot` names what they are (the format and the message's place),
+/// so that what is kept for one is never given for another.
+#[derive(Clone)]
+pub struct Piece<'a> {
+    pub of: &'a Message,
+    pub slot: &'static str,
+    make: Arc<dyn Fn() -> Vec<J<'a>> + Send + Sync + 'a>,
+}
+
+impl<'a> Piece<'a> {
+    pub fn make(&self) -> Vec<J<'a>> {
+        (self.make)()
+    }
+}
+
+impl std::fmt::Debug for Piece<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Piece")
+            .field("slot", &self.slot)
+            .field("items", &self.make())
+            .finish()
+    }
 }
 
 impl<'a> J<'a> {
@@ -50,6 +81,18 @@ impl<'a> J<'a> {
     }
     pub fn obj() -> Obj<'a> {
         Obj(Vec::new())
+    }
+    /// The items `make` writes for `of` alone, in `slot` (see [`Piece`]).
+    pub fn piece(
+        of: &'a Message,
+        slot: &'static str,
+        make: impl Fn() -> Vec<J<'a>> + Send + Sync + 'a,
+    ) -> J<'a> {
+        J::Piece(Piece {
+            of,
+            slot,
+            make: Arc::new(make),
+        })
     }
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
@@ -109,12 +152,21 @@ impl Serialize for J<'_> {
                 m.end()
             }
             J::Arr(items) => {
-                let mut q = s.serialize_seq(Some(items.len()))?;
+                let mut q = s.serialize_seq(None)?;
                 for x in items {
-                    q.serialize_element(x)?;
+                    match x {
+                        J::Piece(p) => {
+                            for y in p.make() {
+                                q.serialize_element(&y)?;
+                            }
+                        }
+                        _ => q.serialize_element(x)?,
+                    }
                 }
                 q.end()
             }
+            // A piece is only ever an array's item; alone, it is the array of its items.
+            J::Piece(p) => J::Arr(p.make()).serialize(s),
         }
     }
 }

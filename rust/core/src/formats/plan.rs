@@ -14,7 +14,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
-use std::collections::VecDeque;
+use std::ops::Range;
 
 /// The ids a target accepts.
 #[derive(Debug, Clone, Copy)]
@@ -105,19 +105,31 @@ impl Answer<'_> {
     pub fn interrupted_text() -> &'static str {
         INTERRUPTED
     }
+
+    /// Sent with the answering message's own call id (kept, not mapped): what a piece of
+    /// that message alone would write (`out::Piece`).
+    pub fn id_kept(&self) -> bool {
+        matches!(self.target, Cow::Borrowed(_))
+    }
+}
+
+/// The call id a tool message answers, as it is (a piece's, where the id is kept).
+pub fn answered(m: &Message) -> crate::formats::J<'_> {
+    crate::formats::J::Str(m.tool_call_id.as_deref().unwrap_or(""))
 }
 
 #[derive(Debug, Clone)]
-pub enum Step<'a> {
+pub enum Step {
     /// A message other than an assistant's or a tool's (its `tool_result` parts are sent
     /// with their calls, never here).
     Msg(usize),
-    /// A run of assistant messages, then the answers to their calls. `absorb`: the user
-    /// message right after the run that held some of the answers (Anthropic sends its other
-    /// content in the same user turn, after the results).
+    /// A run of assistant messages (indices into `Plan::msgs`), then the answers to their
+    /// calls (indices into `Plan::answers`). `absorb`: the user message right after the run
+    /// that held some of the answers (Anthropic sends its other content in the same user
+    /// turn, after the results).
     Turn {
-        msgs: Vec<usize>,
-        answers: Vec<Answer<'a>>,
+        msgs: Range<usize>,
+        answers: Range<usize>,
         absorb: Option<usize>,
     },
 }
@@ -125,9 +137,12 @@ pub enum Step<'a> {
 pub struct Plan<'a> {
     /// The messages, without the tool definitions message.
     pub msgs: Vec<&'a Message>,
-    /// The calls of each message (assistant messages only).
-    pub calls: Vec<Vec<Call<'a>>>,
-    pub steps: Vec<Step<'a>>,
+    /// The calls of every message, in order; `spans[i]` are message `i`'s.
+    calls: Vec<Call<'a>>,
+    spans: Vec<Range<u32>>,
+    /// The answers of every turn, in order (each turn's range is in its step).
+    pub answers: Vec<Answer<'a>>,
+    pub steps: Vec<Step>,
     /// The first tool definitions message: the request's `tools`.
     pub tools: Option<&'a Message>,
     /// Every repair made, in words.
@@ -135,6 +150,20 @@ pub struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
+    /// The calls message `i` makes (assistant messages only).
+    pub fn calls(&self, i: usize) -> &[Call<'a>] {
+        let r = &self.spans[i];
+        &self.calls[r.start as usize..r.end as usize]
+    }
+
+    /// Whether message `i` makes its calls under their own ids (none mapped): then it is
+    /// written as it would be alone (`out::Piece`).
+    pub fn ids_kept(&self, i: usize) -> bool {
+        self.calls(i)
+            .iter()
+            .all(|c| matches!(c.target, Cow::Borrowed(_)))
+    }
+
     /// Refuse when `strict` and anything was repaired.
     pub fn check(&self, strict: bool) -> Result<()> {
         if strict && !self.problems.is_empty() {
@@ -149,42 +178,48 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The calls an assistant message makes: `tool_use` parts in order, then `tool_calls`
-/// entries not already made by a part (the same call written both ways is one call).
-fn calls_of(m: &Message) -> Vec<(CallSrc<'_>, &str, &str, Option<&Value>)> {
-    let mut out = Vec::new();
+/// The calls an assistant message makes, onto `out`: `tool_use` parts in order, then
+/// `tool_calls` entries not already made by a part (the same call written both ways is one
+/// call). Each with its id as it is.
+fn calls_of<'a>(m: &'a Message, out: &mut Vec<Call<'a>>) {
+    let start = out.len();
+    let mut push = |src, id: &'a str, name: Option<&'a Value>, arguments| {
+        out.push(Call {
+            id,
+            name: name.and_then(Value::as_str).unwrap_or(""),
+            arguments,
+            target: Cow::Borrowed(id),
+            src,
+        })
+    };
     if let crate::message::Content::Parts(parts) = &m.content {
         for p in parts.iter().filter(|p| part_type(p) == Some("tool_use")) {
             if let Some(id) = p.get("call_id").and_then(Value::as_str) {
-                let name = p.get("name").and_then(Value::as_str).unwrap_or("");
-                out.push((CallSrc::Part(p), id, name, p.get("arguments")));
+                push(CallSrc::Part(p), id, p.get("name"), p.get("arguments"));
             }
         }
     }
     let from_parts = out.len();
     for c in &m.tool_calls {
         let id = small_get(c, "id").and_then(Value::as_str).unwrap_or("");
-        if out[..from_parts].iter().any(|(_, pid, _, _)| *pid == id) {
+        if out[start..from_parts].iter().any(|p| p.id == id) {
             continue;
         }
-        let name = small_get(c, "name").and_then(Value::as_str).unwrap_or("");
-        out.push((CallSrc::Entry(c), id, name, small_get(c, "arguments")));
+        out.push(Call {
+            id,
+            name: small_get(c, "name").and_then(Value::as_str).unwrap_or(""),
+            arguments: small_get(c, "arguments"),
+            target: Cow::Borrowed(id),
+            src: CallSrc::Entry(c),
+        });
     }
-    out
 }
 
 /// The calls an assistant message makes, with their ids as they are (no plan, no mapping).
 pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
-    calls_of(m)
-        .into_iter()
-        .map(|(src, id, name, arguments)| Call {
-            id,
-            name,
-            arguments,
-            target: Cow::Borrowed(id),
-            src,
-        })
-        .collect()
+    let mut out = Vec::new();
+    calls_of(m, &mut out);
+    out
 }
 
 /// The answers a message gives, with their call ids: a tool message's `tool_call_id`, or a
@@ -210,6 +245,18 @@ fn answers_of(m: &Message) -> impl Iterator<Item = (&str, AnswerSrc<'_>)> {
     )
 }
 
+/// An answer in the source, in order: the message it is in, its place there, where it comes
+/// from, the call id it answers, and the next answer to the same id.
+struct Given<'a> {
+    at: usize,
+    src: AnswerSrc<'a>,
+    id: &'a str,
+    next: u32,
+    consumed: bool,
+}
+
+const NONE: u32 = u32::MAX;
+
 pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Plan<'a> {
     let tools = messages
         .iter()
@@ -220,78 +267,85 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
         .copied()
         .filter(|m| m.kind != Kind::ToolDefinitions)
         .collect();
+    let n = msgs.len();
     let mut problems = Vec::new();
 
-    // Ids: a call keeps its id when the target accepts it and no earlier call has it.
-    let raw: Vec<Vec<_>> = msgs
-        .iter()
-        .map(|m| {
-            if m.role == Role::Assistant {
-                calls_of(m)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    let mut kept: HashSet<&str> = HashSet::default();
-    let mut keeps: Vec<Vec<bool>> = Vec::with_capacity(raw.len());
-    for cs in &raw {
-        keeps.push(
-            cs.iter()
-                .map(|(_, id, _, _)| grammar.accepts(id) && kept.insert(*id))
-                .collect(),
-        );
-    }
-    let mut used: HashSet<String> = HashSet::default();
-    let mut seen: HashSet<&str> = HashSet::default();
-    let mut calls: Vec<Vec<Call<'a>>> = Vec::with_capacity(raw.len());
-    for (cs, ks) in raw.into_iter().zip(keeps) {
-        let mut out = Vec::with_capacity(cs.len());
-        for ((src, id, name, arguments), keep) in cs.into_iter().zip(ks) {
-            let target = if keep {
-                seen.insert(id);
-                Cow::Borrowed(id)
-            } else {
-                let mut salt = 0;
-                let mapped = loop {
-                    let t = grammar.map(id, salt);
-                    if !kept.contains(t.as_str()) && !used.contains(&t) {
-                        break t;
-                    }
-                    salt += 1;
-                };
-                used.insert(mapped.clone());
-                problems.push(if seen.contains(id) {
-                    format!("call id {id:?} is made more than once; sent as {mapped:?}")
-                } else {
-                    format!("call id {id:?} does not fit {target}'s ids; sent as {mapped:?}")
-                });
-                seen.insert(id);
-                Cow::Owned(mapped)
-            };
-            out.push(Call {
-                id,
-                name,
-                arguments,
-                target,
-                src,
-            });
+    // The calls, flat; each keeps its id when the target accepts it and no earlier call has
+    // it, else gets one mapped into the grammar (one that no kept call has).
+    let mut calls: Vec<Call<'a>> = Vec::with_capacity(n);
+    let mut spans: Vec<Range<u32>> = Vec::with_capacity(n);
+    for m in &msgs {
+        let start = calls.len() as u32;
+        if m.role == Role::Assistant {
+            calls_of(m, &mut calls);
         }
-        calls.push(out);
+        spans.push(start..calls.len() as u32);
+    }
+    let mut kept: HashSet<&str> =
+        HashSet::with_capacity_and_hasher(calls.len(), Default::default());
+    let keep: Vec<bool> = calls
+        .iter()
+        .map(|c| grammar.accepts(c.id) && kept.insert(c.id))
+        .collect();
+    if keep.iter().any(|k| !k) {
+        let mut used: HashSet<String> = HashSet::default();
+        let mut seen: HashSet<&str> = HashSet::default();
+        for (c, keep) in calls.iter_mut().zip(keep) {
+            if keep {
+                seen.insert(c.id);
+                continue;
+            }
+            let id = c.id;
+            let mut salt = 0;
+            let mapped = loop {
+                let t = grammar.map(id, salt);
+                if !kept.contains(t.as_str()) && !used.contains(&t) {
+                    break t;
+                }
+                salt += 1;
+            };
+            used.insert(mapped.clone());
+            problems.push(if seen.contains(id) {
+                format!("call id {id:?} is made more than once; sent as {mapped:?}")
+            } else {
+                format!("call id {id:?} does not fit {target}'s ids; sent as {mapped:?}")
+            });
+            seen.insert(id);
+            c.target = Cow::Owned(mapped);
+        }
     }
 
-    // Answers by call id, in source order: (message, position in it, answer).
-    let mut index: HashMap<&'a str, VecDeque<(usize, usize, AnswerSrc<'a>, &'a str)>> =
-        HashMap::default();
+    // The answers in source order, chained by call id: `first[id]` is the next one to meet.
+    let mut given: Vec<Given<'a>> = Vec::new();
+    let mut first: HashMap<&'a str, (u32, u32)> = HashMap::default();
     for (i, m) in msgs.iter().enumerate() {
-        for (k, (id, src)) in answers_of(m).enumerate() {
-            index.entry(id).or_default().push_back((i, k, src, id));
+        for (id, src) in answers_of(m) {
+            let at = given.len() as u32;
+            given.push(Given {
+                at: i,
+                src,
+                id,
+                next: NONE,
+                consumed: false,
+            });
+            match first.get_mut(id) {
+                Some((_, last)) => {
+                    given[*last as usize].next = at;
+                    *last = at;
+                }
+                None => {
+                    first.insert(id, (at, at));
+                }
+            }
         }
     }
-    let mut consumed: HashSet<(usize, usize)> = HashSet::default();
-    let mut absorbed: HashSet<usize> = HashSet::default();
-    let mut steps = Vec::new();
-    let n = msgs.len();
+
+    let mut answers: Vec<Answer<'a>> = Vec::new();
+    let mut steps = Vec::with_capacity(n);
+    let mut found: Vec<(u32, Answer<'a>)> = Vec::new();
+    let mut dangling: Vec<Answer<'a>> = Vec::new();
+    let mut absorbed: Option<usize> = None;
+    let mut next_given = 0;
     let mut i = 0;
     while i < n {
         let m = msgs[i];
@@ -300,84 +354,94 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             while j < n && msgs[j].role == Role::Assistant {
                 j += 1;
             }
-            let mut found: Vec<((usize, usize), Answer<'a>)> = Vec::new();
-            let mut dangling: Vec<Answer<'a>> = Vec::new();
-            for cs in &calls[i..j] {
-                for c in cs {
-                    let q = index.get_mut(c.id);
-                    let hit = q.and_then(|q| {
-                        while q.front().is_some_and(|(at, _, _, _)| *at < j) {
-                            q.pop_front();
-                        }
-                        q.pop_front()
-                    });
-                    match hit {
-                        Some((at, k, src, own_id)) => {
-                            consumed.insert((at, k));
-                            if !in_place(&msgs, j, at) {
-                                problems.push(format!(
-                                    "the answer to call {:?} is not right after its call; moved there",
-                                    c.id
-                                ));
-                            }
-                            found.push((
-                                (at, k),
-                                Answer {
-                                    // A kept id is sent as the answer's own string (equal to
-                                    // the call's): each message's strings stay its own.
-                                    target: match c.target {
-                                        Cow::Borrowed(_) => Cow::Borrowed(own_id),
-                                        Cow::Owned(_) => c.target.clone(),
-                                    },
-                                    name: c.name,
-                                    src,
-                                    at: Some(at),
-                                },
-                            ));
-                        }
-                        None => {
+            found.clear();
+            dangling.clear();
+            for c in &calls[spans[i].start as usize..spans[j - 1].end as usize] {
+                // The first answer to this id after the run (earlier ones are orphans).
+                let hit = first.get_mut(c.id).and_then(|(head, _)| {
+                    while *head != NONE && given[*head as usize].at < j {
+                        *head = given[*head as usize].next;
+                    }
+                    let at = *head;
+                    (at != NONE).then(|| {
+                        *head = given[at as usize].next;
+                        at
+                    })
+                });
+                match hit {
+                    Some(g) => {
+                        let a = &mut given[g as usize];
+                        a.consumed = true;
+                        if !in_place(&msgs, j, a.at) {
                             problems.push(format!(
-                                "call {:?} ({}) is never answered; sent with the interrupted result",
-                                c.id, c.name
+                                "the answer to call {:?} is not right after its call; moved there",
+                                c.id
                             ));
-                            dangling.push(Answer {
-                                target: c.target.clone(),
-                                name: c.name,
-                                src: AnswerSrc::Interrupted,
-                                at: None,
-                            });
                         }
+                        found.push((
+                            g,
+                            Answer {
+                                // A kept id is sent as the answer's own string (equal to the
+                                // call's): each message's strings stay its own.
+                                target: match c.target {
+                                    Cow::Borrowed(_) => Cow::Borrowed(a.id),
+                                    Cow::Owned(_) => c.target.clone(),
+                                },
+                                name: c.name,
+                                src: a.src,
+                                at: Some(a.at),
+                            },
+                        ));
+                    }
+                    None => {
+                        problems.push(format!(
+                            "call {:?} ({}) is never answered; sent with the interrupted result",
+                            c.id, c.name
+                        ));
+                        dangling.push(Answer {
+                            target: c.target.clone(),
+                            name: c.name,
+                            src: AnswerSrc::Interrupted,
+                            at: None,
+                        });
                     }
                 }
             }
-            found.sort_by_key(|(k, _)| *k);
-            let mut answers: Vec<Answer<'a>> = found.into_iter().map(|(_, a)| a).collect();
-            answers.extend(dangling);
-            let absorb =
-                (j < n && msgs[j].role == Role::User && answers.iter().any(|a| a.at == Some(j)))
-                    .then_some(j);
-            if let Some(a) = absorb {
-                absorbed.insert(a);
-            }
+            // In source order (answers are numbered in it), then the interrupted ones.
+            found.sort_by_key(|(g, _)| *g);
+            let start = answers.len();
+            answers.extend(found.drain(..).map(|(_, a)| a));
+            answers.append(&mut dangling);
+            let absorb = (j < n
+                && msgs[j].role == Role::User
+                && answers[start..].iter().any(|a| a.at == Some(j)))
+            .then_some(j);
+            absorbed = absorb;
             steps.push(Step::Turn {
-                msgs: (i..j).collect(),
-                answers,
+                msgs: i..j,
+                answers: start..answers.len(),
                 absorb,
             });
             i = j;
             continue;
         }
-        for (k, (id, _)) in answers_of(m).enumerate() {
-            if !consumed.contains(&(i, k)) {
+        while next_given < given.len() && given[next_given].at < i {
+            next_given += 1;
+        }
+        while next_given < given.len() && given[next_given].at == i {
+            let g = &given[next_given];
+            if !g.consumed {
                 problems.push(format!(
-                    "the answer to call {id:?} has no call before it in the request; left out"
+                    "the answer to call {:?} has no call before it in the request; left out",
+                    g.id
                 ));
             }
+            next_given += 1;
         }
         if m.role == Role::Tool && m.tool_call_id.is_none() {
             problems.push("a tool message without a tool_call_id; left out".to_string());
         }
-        if m.role != Role::Tool && !absorbed.contains(&i) {
+        if m.role != Role::Tool && absorbed != Some(i) {
             steps.push(Step::Msg(i));
         }
         i += 1;
@@ -385,6 +449,8 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     Plan {
         msgs,
         calls,
+        spans,
+        answers,
         steps,
         tools,
         problems,
