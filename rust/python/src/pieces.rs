@@ -26,25 +26,43 @@ use std::sync::Mutex;
 /// Copies kept of one piece: the one the last request got, and one for the next.
 const COPIES: usize = 2;
 
-struct Copy {
-    items: Vec<Py<PyAny>>,
-    /// What the items held when made (`Record`).
-    record: Record,
-}
-
 struct Kept {
     slot: &'static str,
-    copies: Vec<Copy>,
+    copies: [Option<Record>; COPIES],
     /// The copy given last (the other is replaced first).
     last: usize,
 }
 
-/// The pieces kept for one message, by slot.
+/// The pieces kept for one message, by slot: the first in place (a message is mostly sent
+/// in one format, and its place is read on every request without a pointer to follow).
 #[derive(Default)]
-pub struct Pieces(Mutex<Vec<Kept>>);
+pub struct Pieces(Mutex<Slots>);
+
+#[derive(Default)]
+struct Slots {
+    first: Option<Kept>,
+    more: Vec<Kept>,
+}
+
+impl Slots {
+    fn find(&mut self, slot: &'static str) -> Option<&mut Kept> {
+        match &mut self.first {
+            Some(k) if k.slot == slot => Some(k),
+            _ => self.more.iter_mut().find(|k| k.slot == slot),
+        }
+    }
+
+    fn add(&mut self, k: Kept) -> &mut Kept {
+        if self.first.is_none() {
+            return self.first.insert(k);
+        }
+        self.more.push(k);
+        self.more.last_mut().expect("just pushed")
+    }
+}
 
 impl Pieces {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -60,23 +78,20 @@ impl Pieces {
             return false;
         }
         let mut kept = self.lock();
-        let Some(k) = kept.iter_mut().find(|k| k.slot == slot) else {
+        let Some(k) = kept.find(slot) else {
             return false;
         };
-        let mut i = 0;
-        while i < k.copies.len() {
-            let c = &k.copies[i];
+        // The one not given last first: the last is most likely still held.
+        for i in [1 - k.last, k.last] {
+            let Some(c) = &k.copies[i] else { continue };
             // Nothing in the check runs Python code: it reads dicts, lists and addresses.
             // SAFETY: the GIL is held (`py`).
-            match unsafe { c.record.check(&c.items) } {
-                Check::Held => i += 1,
-                Check::Changed => {
-                    k.copies.swap_remove(i);
-                    k.last = 0;
-                }
+            match unsafe { c.check() } {
+                Check::Held => {}
+                Check::Changed => k.copies[i] = None,
                 Check::Free => {
                     k.last = i;
-                    out.extend(c.items.iter().map(|o| o.bind(py).clone()));
+                    out.extend(c.items().map(|o| o.bind(py).clone()));
                     return true;
                 }
             }
@@ -93,31 +108,24 @@ impl Pieces {
             // Something in them is not what exporters make: not kept.
             return;
         };
-        let copy = Copy {
-            items: items.iter().map(|o| o.clone().unbind()).collect(),
-            record,
-        };
         let mut kept = self.lock();
-        let k = match kept.iter().position(|k| k.slot == slot) {
-            Some(at) => &mut kept[at],
-            None => {
-                kept.push(Kept {
-                    slot,
-                    copies: Vec::with_capacity(COPIES),
-                    last: 0,
-                });
-                kept.last_mut().expect("just pushed")
-            }
+        let k = match kept.find(slot) {
+            Some(k) => k,
+            None => kept.add(Kept {
+                slot,
+                copies: [None, None],
+                last: 1,
+            }),
         };
-        if k.copies.len() < COPIES {
-            k.copies.push(copy);
-            k.last = k.copies.len() - 1;
+        // An empty place, else the one given before the last (both are held by requests
+        // still alive, or the last would have been given).
+        let at = if k.copies[1 - k.last].is_none() || k.copies[k.last].is_some() {
+            1 - k.last
         } else {
-            // Both are held by requests still alive: the one given before the last goes.
-            let other = 1 - k.last.min(1);
-            k.copies[other] = copy;
-            k.last = other;
-        }
+            k.last
+        };
+        k.copies[at] = Some(record);
+        k.last = at;
     }
 }
 
@@ -128,8 +136,13 @@ impl Pieces {
 /// lists are compared by what they hold, never by address (a new list with the same items
 /// sends the same request).
 struct Record {
-    walk: Vec<usize>,
-    _held: Vec<Py<PyAny>>,
+    /// The first item, in place: most pieces are one item, and a request reads only this and
+    /// `walk` (never `held`).
+    first: Option<Py<PyAny>>,
+    walk: Box<[usize]>,
+    /// The other items (the first `items - 1` of them), then every other object recorded.
+    held: Box<[Py<PyAny>]>,
+    items: usize,
 }
 
 const DICT: usize = 1;
@@ -143,48 +156,25 @@ impl Record {
     /// The record of `items`; `None` for anything but exact dicts, lists, str, int, float,
     /// bool and None (what exporters make: reading them runs no Python code).
     fn of(items: &[Bound<'_, PyAny>]) -> Option<Record> {
-        let mut r = Record {
+        let mut r = Noting {
             walk: Vec::new(),
-            _held: Vec::new(),
+            held: items.iter().skip(1).map(|o| o.clone().unbind()).collect(),
         };
         for o in items {
             // SAFETY: the GIL is held (`o` is bound); `note` only reads what it is given.
             unsafe { r.note(o.py(), o.as_ptr(), 0)? };
         }
-        Some(r)
+        Some(Record {
+            first: items.first().map(|o| o.clone().unbind()),
+            walk: r.walk.into_boxed_slice(),
+            held: r.held.into_boxed_slice(),
+            items: items.len(),
+        })
     }
 
-    unsafe fn note(&mut self, py: Python<'_>, o: *mut ffi::PyObject, depth: usize) -> Option<()> {
-        if depth > DEEPEST {
-            return None;
-        }
-        match container(o) {
-            Some(DICT) => {
-                self.walk.push(ffi::PyDict_Size(o) as usize * 4 + DICT);
-                let mut pos: ffi::Py_ssize_t = 0;
-                let mut k: *mut ffi::PyObject = std::ptr::null_mut();
-                let mut v: *mut ffi::PyObject = std::ptr::null_mut();
-                while ffi::PyDict_Next(o, &mut pos, &mut k, &mut v) != 0 {
-                    self.note(py, k, depth + 1)?;
-                    self.note(py, v, depth + 1)?;
-                }
-            }
-            Some(_) => {
-                let n = ffi::PyList_Size(o);
-                self.walk.push(n as usize * 4 + LIST);
-                for i in 0..n {
-                    self.note(py, ffi::PyList_GetItem(o, i), depth + 1)?;
-                }
-            }
-            None => {
-                if !immutable(o) {
-                    return None;
-                }
-                self.walk.push(o as usize);
-                self._held.push(Bound::from_borrowed_ptr(py, o).unbind());
-            }
-        }
-        Some(())
+    fn items(&self) -> impl Iterator<Item = &Py<PyAny>> {
+        let rest = &self.held[..self.items.saturating_sub(1)];
+        self.first.iter().chain(rest)
     }
 
     /// Whether `items` are free to give (ours is the only reference to each, each dict and
@@ -192,9 +182,9 @@ impl Record {
     ///
     /// # Safety
     /// The GIL must be held.
-    unsafe fn check(&self, items: &[Py<PyAny>]) -> Check {
+    unsafe fn check(&self) -> Check {
         let mut at = 0;
-        for o in items {
+        for o in self.items() {
             match self.same(o.as_ptr(), &mut at) {
                 Check::Free => {}
                 other => return other,
@@ -251,6 +241,47 @@ impl Record {
             }
             _ => Check::Changed,
         }
+    }
+}
+
+/// A record being made.
+struct Noting {
+    walk: Vec<usize>,
+    held: Vec<Py<PyAny>>,
+}
+
+impl Noting {
+    unsafe fn note(&mut self, py: Python<'_>, o: *mut ffi::PyObject, depth: usize) -> Option<()> {
+        if depth > DEEPEST {
+            return None;
+        }
+        match container(o) {
+            Some(DICT) => {
+                self.walk.push(ffi::PyDict_Size(o) as usize * 4 + DICT);
+                let mut pos: ffi::Py_ssize_t = 0;
+                let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+                let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+                while ffi::PyDict_Next(o, &mut pos, &mut k, &mut v) != 0 {
+                    self.note(py, k, depth + 1)?;
+                    self.note(py, v, depth + 1)?;
+                }
+            }
+            Some(_) => {
+                let n = ffi::PyList_Size(o);
+                self.walk.push(n as usize * 4 + LIST);
+                for i in 0..n {
+                    self.note(py, ffi::PyList_GetItem(o, i), depth + 1)?;
+                }
+            }
+            None => {
+                if !immutable(o) {
+                    return None;
+                }
+                self.walk.push(o as usize);
+                self.held.push(Bound::from_borrowed_ptr(py, o).unbind());
+            }
+        }
+        Some(())
     }
 }
 

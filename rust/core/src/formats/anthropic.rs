@@ -54,7 +54,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
             Step::Msg(i) => {
                 let m = p.msgs[*i];
                 match m.role {
-                    Role::User => out.push(J::piece(m, "anthropic.user", move || {
+                    Role::User => out.push(J::piece(m, "anthropic.user", |m| {
                         user(m, Vec::new()).into_iter().collect()
                     })),
                     _ if interop::field(m, F, "placement").is_some() => {
@@ -71,7 +71,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                 match msgs.len() {
                     1 if p.ids_kept(msgs.start) => {
                         let m = p.msgs[msgs.start];
-                        out.push(J::piece(m, "anthropic.assistant", move || {
+                        out.push(J::piece(m, "anthropic.assistant", |m| {
                             let calls = own_calls(m);
                             let cs: Vec<&Call> = calls.iter().collect();
                             assistant(&[m], &cs).into_iter().collect()
@@ -83,11 +83,21 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         out.extend(assistant(&ms, &cs));
                     }
                 }
+                let answers = &p.answers[answers.clone()];
+                if let ([a], None) = (answers, absorb) {
+                    // One call, answered by a tool message: the user turn is that message's.
+                    if let (AnswerSrc::Tool(m), true) = (a.src, a.id_kept()) {
+                        out.push(J::piece(m, "anthropic.tool_turn", |m| {
+                            vec![results_turn(vec![tool_result(m, answered(m))])]
+                        }));
+                        continue;
+                    }
+                }
                 if answers.is_empty() {
                     continue;
                 }
                 let mut results: Vec<J<'a>> = Vec::with_capacity(answers.len());
-                for a in &p.answers[answers.clone()] {
+                for a in answers {
                     let id = J::cow(a.target.clone());
                     results.push(match a.src {
                         AnswerSrc::Part(part) => {
@@ -95,7 +105,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                             result_part(part, id, own)
                         }
                         AnswerSrc::Tool(m) if a.id_kept() => {
-                            J::piece(m, "anthropic.tool_result", move || {
+                            J::piece(m, "anthropic.tool_result", |m| {
                                 vec![tool_result(m, answered(m))]
                             })
                         }
@@ -109,12 +119,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                 }
                 match absorb {
                     Some(i) => out.extend(user(p.msgs[*i], results)),
-                    None => out.push(
-                        J::obj()
-                            .put("role", J::Lit("user"))
-                            .put("content", J::Arr(results))
-                            .done(),
-                    ),
+                    None => out.push(results_turn(results)),
                 }
             }
         }
@@ -128,6 +133,14 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
         req.push("tools", t);
     }
     Ok(req.done())
+}
+
+/// The user turn holding a turn's tool results.
+fn results_turn(results: Vec<J<'_>>) -> J<'_> {
+    J::obj()
+        .put("role", J::Lit("user"))
+        .put("content", J::Arr(results))
+        .done()
 }
 
 /// A tool message as the `tool_result` block answering call `id`.
@@ -401,8 +414,8 @@ fn thinking_out(p: &Part) -> J<'_> {
 /// A call as a `tool_use` block: `input` must be an object, so string arguments are parsed
 /// (arguments that are not a JSON object go as `{"_raw": "<the string>"}`).
 fn tool_use<'a>(c: &Call<'a>, src: &'a Map<String, Value>, own: bool) -> J<'a> {
-    let input = match c.arguments {
-        Some(Value::Object(_)) => J::Val(c.arguments.unwrap_or(&Value::Null)),
+    let input = match c.arguments() {
+        Some(Value::Object(_)) => J::Val(c.arguments().unwrap_or(&Value::Null)),
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
             Ok(v @ Value::Object(_)) => J::Owned(v),
             _ => J::obj().put("_raw", J::Str(s)).done(),
@@ -411,8 +424,8 @@ fn tool_use<'a>(c: &Call<'a>, src: &'a Map<String, Value>, own: bool) -> J<'a> {
     };
     let mut o = J::obj()
         .put("type", J::Lit("tool_use"))
-        .put("id", J::cow(c.target.clone()))
-        .put("name", J::Str(c.name))
+        .put("id", J::cow(c.sent()))
+        .put("name", J::Str(c.name()))
         .put("input", input);
     for (k, v) in src {
         if matches!(

@@ -21,7 +21,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
         match step {
             Step::Msg(i) => {
                 let m = p.msgs[*i];
-                out.push(J::piece(m, "openai_chat.message", move || {
+                out.push(J::piece(m, "openai_chat.message", |m| {
                     plain_message(m).into_iter().collect()
                 }));
             }
@@ -35,7 +35,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     for i in msgs.clone() {
                         let m = p.msgs[i];
                         if p.ids_kept(i) {
-                            out.push(J::piece(m, "openai_chat.assistant", move || {
+                            out.push(J::piece(m, "openai_chat.assistant", |m| {
                                 let calls = own_calls(m);
                                 let cs: Vec<&Call> = calls.iter().collect();
                                 assistant(&[m], &cs).into_iter().collect()
@@ -51,7 +51,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     let id = J::cow(a.target.clone());
                     out.push(match a.src {
                         AnswerSrc::Tool(m) if a.id_kept() && !has_media(&m.content) => {
-                            J::piece(m, "openai_chat.tool", move || {
+                            J::piece(m, "openai_chat.tool", |m| {
                                 vec![tool_message(m, answered(m), &mut Vec::new())]
                             })
                         }
@@ -189,27 +189,27 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
 
 fn call_out<'a>(c: &Call<'a>) -> J<'a> {
     let custom = matches!(c.src, CallSrc::Entry(e) if part_type(e) == Some("custom"));
-    let args = arguments(c.arguments);
+    let args = arguments(c.arguments());
     if custom {
         return J::obj()
-            .put("id", J::cow(c.target.clone()))
+            .put("id", J::cow(c.sent()))
             .put("type", J::Lit("custom"))
             .put(
                 "custom",
                 J::obj()
-                    .put("name", J::Str(c.name))
+                    .put("name", J::Str(c.name()))
                     .put("input", args)
                     .done(),
             )
             .done();
     }
     J::obj()
-        .put("id", J::cow(c.target.clone()))
+        .put("id", J::cow(c.sent()))
         .put("type", J::Lit("function"))
         .put(
             "function",
             J::obj()
-                .put("name", J::Str(c.name))
+                .put("name", J::Str(c.name()))
                 .put("arguments", args)
                 .done(),
         )

@@ -31,13 +31,12 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
             Step::Msg(i) => {
                 let m = p.msgs[*i];
                 if !req.instructions(m) {
-                    req.out
-                        .push(J::piece(m, "openai_responses.message", move || {
-                            verbatim(m)
-                                .or_else(|| input_message(m))
-                                .into_iter()
-                                .collect()
-                        }));
+                    req.out.push(J::piece(m, "openai_responses.message", |m| {
+                        verbatim(m)
+                            .or_else(|| input_message(m))
+                            .into_iter()
+                            .collect()
+                    }));
                 }
             }
             Step::Turn { msgs, answers, .. } => {
@@ -107,7 +106,7 @@ impl<'a> Request<'a> {
 
 /// An assistant message's items, its calls under their own ids.
 fn assistant_piece(m: &Message) -> J<'_> {
-    J::piece(m, "openai_responses.assistant", move || {
+    J::piece(m, "openai_responses.assistant", |m| {
         let mut out = Vec::new();
         assistant_items(m, &own_calls(m), &mut out);
         out
@@ -116,7 +115,7 @@ fn assistant_piece(m: &Message) -> J<'_> {
 
 /// A tool message's `function_call_output`, under its own call id.
 fn output_piece(m: &Message) -> J<'_> {
-    J::piece(m, "openai_responses.output", move || {
+    J::piece(m, "openai_responses.output", |m| {
         let id = m.tool_call_id.as_deref().unwrap_or("");
         vec![output_item(Cow::Borrowed(id), AnswerSrc::Tool(m))]
     })
@@ -182,7 +181,7 @@ fn export_as_is<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'
                 ))
             }
             Role::Tool => output_piece(m),
-            _ => J::piece(m, "openai_responses.item", move || {
+            _ => J::piece(m, "openai_responses.item", |m| {
                 if let Some(item) = verbatim(m) {
                     return vec![item];
                 }
@@ -420,9 +419,9 @@ fn reasoning_out(p: &Part) -> J<'_> {
 fn call_out<'a>(c: &Call<'a>, own: bool) -> J<'a> {
     let mut o = J::obj()
         .put("type", J::Lit("function_call"))
-        .put("call_id", J::cow(c.target.clone()))
-        .put("name", J::Str(c.name))
-        .put("arguments", arguments(c.arguments));
+        .put("call_id", J::cow(c.sent()))
+        .put("name", J::Str(c.name()))
+        .put("arguments", arguments(c.arguments()));
     if own {
         let src = match c.src {
             CallSrc::Entry(e) => e,

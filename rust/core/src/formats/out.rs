@@ -11,7 +11,6 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::sync::Arc;
 
 pub type Key<'a> = Cow<'a, str>;
 
@@ -47,16 +46,19 @@ pub enum J<'a> {
 /// last time (the binding, `pieces.rs`) need not make them again: an agent sends the same
 /// messages every turn. `slot` names what they are (the format and the message's place),
 /// so that what is kept for one is never given for another.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 pub struct Piece<'a> {
     pub of: &'a Message,
     pub slot: &'static str,
-    make: Arc<dyn Fn() -> Vec<J<'a>> + Send + Sync + 'a>,
+    /// A plain function of the message (no closure: a request holds one piece a message).
+    make: Make,
 }
+
+pub type Make = for<'m> fn(&'m Message) -> Vec<J<'m>>;
 
 impl<'a> Piece<'a> {
     pub fn make(&self) -> Vec<J<'a>> {
-        (self.make)()
+        (self.make)(self.of)
     }
 }
 
@@ -83,16 +85,8 @@ impl<'a> J<'a> {
         Obj(Vec::new())
     }
     /// The items `make` writes for `of` alone, in `slot` (see [`Piece`]).
-    pub fn piece(
-        of: &'a Message,
-        slot: &'static str,
-        make: impl Fn() -> Vec<J<'a>> + Send + Sync + 'a,
-    ) -> J<'a> {
-        J::Piece(Piece {
-            of,
-            slot,
-            make: Arc::new(make),
-        })
+    pub fn piece(of: &'a Message, slot: &'static str, make: Make) -> J<'a> {
+        J::Piece(Piece { of, slot, make })
     }
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)

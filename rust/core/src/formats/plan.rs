@@ -9,7 +9,7 @@
 
 use super::interop::INTERRUPTED;
 use crate::error::{Error, Result};
-use crate::message::{part_type, small_get, Kind, Message, Part, Role};
+use crate::message::{part_type, small_get, At, Kind, Message, Part, Role};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -75,11 +75,45 @@ pub enum CallSrc<'a> {
 #[derive(Debug, Clone)]
 pub struct Call<'a> {
     pub id: &'a str,
-    pub name: &'a str,
-    pub arguments: Option<&'a Value>,
     /// The id sent: `id`, or its mapping into the target's grammar.
     pub target: Cow<'a, str>,
     pub src: CallSrc<'a>,
+}
+
+impl<'a> Call<'a> {
+    /// The id as sent: a kept id as the message's own string (so that every request shares
+    /// one Python string for it), else its mapping.
+    pub fn sent(&self) -> Cow<'a, str> {
+        match &self.target {
+            Cow::Borrowed(_) => Cow::Borrowed(self.own_id()),
+            Cow::Owned(t) => Cow::Owned(t.clone()),
+        }
+    }
+
+    /// The id, as the message's own string.
+    fn own_id(&self) -> &'a str {
+        let v = match self.src {
+            CallSrc::Part(p) => p.get("call_id"),
+            CallSrc::Entry(c) => small_get(c, "id"),
+        };
+        v.and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The tool's name ("" when the call has none).
+    pub fn name(&self) -> &'a str {
+        let v = match self.src {
+            CallSrc::Part(p) => p.get("name"),
+            CallSrc::Entry(c) => small_get(c, "name"),
+        };
+        v.and_then(Value::as_str).unwrap_or("")
+    }
+
+    pub fn arguments(&self) -> Option<&'a Value> {
+        match self.src {
+            CallSrc::Part(p) => p.get("arguments"),
+            CallSrc::Entry(c) => small_get(c, "arguments"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -95,7 +129,6 @@ pub enum AnswerSrc<'a> {
 #[derive(Debug, Clone)]
 pub struct Answer<'a> {
     pub target: Cow<'a, str>,
-    pub name: &'a str,
     pub src: AnswerSrc<'a>,
     /// The message (index into `Plan::msgs`) it came from.
     pub at: Option<usize>,
@@ -178,47 +211,36 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The calls an assistant message makes, onto `out`: `tool_use` parts in order, then
-/// `tool_calls` entries not already made by a part (the same call written both ways is one
-/// call). Each with its id as it is.
+/// The calls an assistant message makes (`Message::calls`: found once), onto `out`, with
+/// their ids as the plan reads them (kept with the message's calls).
 fn calls_of<'a>(m: &'a Message, out: &mut Vec<Call<'a>>) {
-    let start = out.len();
-    let mut push = |src, id: &'a str, name: Option<&'a Value>, arguments| {
+    for f in m.found_calls() {
+        let src = at(m, f.at);
         out.push(Call {
-            id,
-            name: name.and_then(Value::as_str).unwrap_or(""),
-            arguments,
-            target: Cow::Borrowed(id),
+            id: &f.id,
+            target: Cow::Borrowed(&f.id),
             src,
-        })
-    };
-    if let crate::message::Content::Parts(parts) = &m.content {
-        for p in parts.iter().filter(|p| part_type(p) == Some("tool_use")) {
-            if let Some(id) = p.get("call_id").and_then(Value::as_str) {
-                push(CallSrc::Part(p), id, p.get("name"), p.get("arguments"));
-            }
-        }
-    }
-    let from_parts = out.len();
-    for c in &m.tool_calls {
-        let id = small_get(c, "id").and_then(Value::as_str).unwrap_or("");
-        if out[start..from_parts].iter().any(|p| p.id == id) {
-            continue;
-        }
-        out.push(Call {
-            id,
-            name: small_get(c, "name").and_then(Value::as_str).unwrap_or(""),
-            arguments: small_get(c, "arguments"),
-            target: Cow::Borrowed(id),
-            src: CallSrc::Entry(c),
         });
     }
 }
 
-/// The calls an assistant message makes, with their ids as they are (no plan, no mapping).
+fn at(m: &Message, at: At) -> CallSrc<'_> {
+    match (at, &m.content) {
+        (At::Part(i), crate::message::Content::Parts(parts)) => CallSrc::Part(&parts[i as usize]),
+        (At::Entry(i), _) => CallSrc::Entry(&m.tool_calls[i as usize]),
+        (At::Part(_), _) => unreachable!("a tool_use part is found in parts"),
+    }
+}
+
+/// The calls an assistant message makes, with their ids as they are — the message's own
+/// strings, which a request shares with every other (no plan, no mapping).
 pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
     let mut out = Vec::new();
     calls_of(m, &mut out);
+    for c in &mut out {
+        c.id = c.own_id();
+        c.target = Cow::Borrowed(c.id);
+    }
     out
 }
 
@@ -387,7 +409,6 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                                     Cow::Borrowed(_) => Cow::Borrowed(a.id),
                                     Cow::Owned(_) => c.target.clone(),
                                 },
-                                name: c.name,
                                 src: a.src,
                                 at: Some(a.at),
                             },
@@ -396,11 +417,11 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                     None => {
                         problems.push(format!(
                             "call {:?} ({}) is never answered; sent with the interrupted result",
-                            c.id, c.name
+                            c.id,
+                            c.name()
                         ));
                         dangling.push(Answer {
                             target: c.target.clone(),
-                            name: c.name,
                             src: AnswerSrc::Interrupted,
                             at: None,
                         });

@@ -3,8 +3,11 @@
 //! A part is kept as the JSON object it was given (every key, in order), because providers
 //! reject reasoning that comes back altered: nothing here normalizes a part.
 
+mod calls;
 mod fields;
 mod part;
+
+pub use calls::{At, Found};
 
 pub use fields::Fields;
 pub use part::{
@@ -14,6 +17,7 @@ pub use part::{
 use crate::error::{Error, Result};
 use crate::time::{self, Micros};
 use crate::tokens::cache::TokenCache;
+use calls::CallsCache;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,6 +105,8 @@ pub struct Message {
     pub kind: Kind,
     /// Token counts per encoding, filled on first use. Not part of the value.
     pub(crate) tokens: TokenCache,
+    /// Its calls, found on first use (`calls.rs`). Not part of the value.
+    pub(crate) calls: CallsCache,
 }
 
 impl PartialEq for Message {
@@ -133,6 +139,7 @@ impl Clone for Message {
             hook_ids: self.hook_ids.clone(),
             kind: self.kind,
             tokens: TokenCache::default(),
+            calls: CallsCache::default(),
         }
     }
 }
@@ -166,6 +173,7 @@ impl Message {
             hook_ids: Vec::new(),
             kind: Kind::Plain,
             tokens: TokenCache::default(),
+            calls: CallsCache::default(),
         }
     }
 

@@ -1,0 +1,72 @@
+//! Where a message's calls are and what their ids are, found once.
+//!
+//! Every export plans the whole request (`formats::plan`), and finding a message's calls
+//! means reading each of its parts and tool call entries — memory of their own, read again on
+//! every turn for the same answer. So what the plan needs of them (where each call is, its
+//! id) is found on the first export and kept with the message, like its token counts. It is
+//! not part of the value: a clone starts without it.
+
+use super::{part_type, small_get, Content, Message, Role};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// Where a call is written in its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// The `i`-th part, a `tool_use` part.
+    Part(u32),
+    /// The `i`-th `tool_calls` entry.
+    Entry(u32),
+}
+
+/// A call of a message: where it is, and its id ("" when the entry has none).
+#[derive(Debug)]
+pub struct Found {
+    pub at: At,
+    pub id: Box<str>,
+}
+
+/// Found on first use; like the token counts, it assumes what every message of a context
+/// is: a value no longer changed (the fields are public for building one).
+#[derive(Debug, Default)]
+pub struct CallsCache(OnceLock<Box<[Found]>>);
+
+impl Message {
+    /// The calls an assistant message makes (none for other roles): `tool_use` parts with a
+    /// `call_id`, in order, then `tool_calls` entries not already made by a part (the same
+    /// call written both ways is one call).
+    pub fn found_calls(&self) -> &[Found] {
+        self.calls.0.get_or_init(|| find(self).into_boxed_slice())
+    }
+}
+
+fn find(m: &Message) -> Vec<Found> {
+    let mut out = Vec::new();
+    if m.role != Role::Assistant {
+        return out;
+    }
+    if let Content::Parts(parts) = &m.content {
+        for (i, p) in parts.iter().enumerate() {
+            if part_type(p) == Some("tool_use") {
+                if let Some(id) = p.get("call_id").and_then(Value::as_str) {
+                    out.push(Found {
+                        at: At::Part(i as u32),
+                        id: id.into(),
+                    });
+                }
+            }
+        }
+    }
+    let from_parts = out.len();
+    for (i, c) in m.tool_calls.iter().enumerate() {
+        let id = small_get(c, "id").and_then(Value::as_str).unwrap_or("");
+        if out[..from_parts].iter().any(|f| &*f.id == id) {
+            continue;
+        }
+        out.push(Found {
+            at: At::Entry(i as u32),
+            id: id.into(),
+        });
+    }
+    out
+}
