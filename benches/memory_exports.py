@@ -1,14 +1,15 @@
-"""What the strings kept with each message for requests cost in memory (docs/formats.md, "Speed").
+"""What is kept with each message for later requests costs in memory (docs/formats.md, "Speed").
 
     python benches/memory_exports.py [N]        (default 100000 messages)
 
-Builds the demo transcript of N messages in a Context, then exports it to each format in turn
-and drops the request: what stays is the Python strings kept with the messages (made on the
-first request that sends them, shared by every later one). Prints, per format, the Python
-memory the first export left behind (``tracemalloc``: every str made through the interpreter's
-allocator), how many strings a second export shared with the first, and the binding's index of
-them (at most 32 bytes a string, in Rust: the count includes the interned constants, roles and
-type names, which have no entry), next to the size of the context's messages' text.
+Builds the demo transcript of N messages in a Context, then exports it to each format twice,
+holding the first request while the second is made (as an agent loop does), and drops both:
+what stays is what is kept with the messages — the Python strings of their requests (shared by
+every later one) and the two copies of each message's dicts and lists (one for the request
+still held, one for the next). Prints, per format, the Python memory that stays (``tracemalloc``:
+every object made through the interpreter's allocator), how many strings the second export
+shared with the first, and an estimate of the binding's own records in Rust (at most 32 bytes a
+kept string; 16 bytes an object for each copy's record), next to the size of the messages' text.
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ def _strings(v, out: list[str]) -> list[str]:
     return out
 
 
+def _count(v) -> int:
+    if isinstance(v, dict):
+        return 1 + sum(1 + _count(x) for x in v.values())
+    if isinstance(v, list):
+        return 1 + sum(_count(x) for x in v)
+    return 1
+
+
 def main(n: int) -> None:
     ctx = Context()
     ctx.add_messages(build_transcript(n))
@@ -52,12 +61,13 @@ def main(n: int) -> None:
         again = export(ctx)
         second = time.perf_counter() - t
         shared = sum(a is b for a, b in zip(_strings(req, []), _strings(again, [])))
+        objects = _count(again)
         del req, again
         gc.collect()
         kept = tracemalloc.get_traced_memory()[0]
         print(f"to_{fmt:<17} first {first * 1e3:7.1f} ms, again {second * 1e3:7.1f} ms; "
-              f"request {(with_request - before) / 1e6:6.1f} MB, kept after it {(kept - before) / 1e6:6.1f} MB "
-              f"in Python + {shared * 32 / 1e6:4.1f} MB of index ({shared:,} strings shared)")
+              f"request {(with_request - before) / 1e6:6.1f} MB, kept after both {(kept - before) / 1e6:6.1f} MB "
+              f"in Python + ~{(shared * 32 + 2 * objects * 16) / 1e6:4.1f} MB in Rust ({shared:,} strings shared)")
     tracemalloc.stop()
 
 
