@@ -6,7 +6,6 @@ request has dicts and lists of its own, exactly as if made anew."""
 from __future__ import annotations
 
 import copy
-import gc
 import threading
 
 from _transcripts import sources
@@ -164,7 +163,7 @@ def _change(request, how: int, where: int) -> None:
                 c[:] = [copy.deepcopy(x) for x in c]  # equal items, new objects: still right
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sources(), st.lists(st.tuples(st.integers(0, 50), st.integers(0, 10_000), st.booleans()), max_size=6))
 def test_no_change_to_a_request_reaches_a_later_one(src_secrets, changes):
     """Requests changed in every way a caller can, kept or let go: every later request still
@@ -181,8 +180,7 @@ def test_no_change_to_a_request_reaches_a_later_one(src_secrets, changes):
             _change(request, how, where)
             if keep:
                 held.append(request)
-            del request
-            gc.collect()
+            del request  # freed here: a request holds no cycle
         assert export(messages) == want
 
 
