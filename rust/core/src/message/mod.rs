@@ -92,21 +92,25 @@ pub enum Content {
 }
 
 #[derive(Debug)]
+// The fields every export reads of every message (role, kind, content, the call and answer
+// fields, the calls found) come first and in this order, so that they share a cache line or
+// two: at 100k messages a request's plan is bound by memory, not by work.
+#[repr(C)]
 pub struct Message {
     pub role: Role,
+    pub kind: Kind,
     pub content: Content,
-    pub name: Option<String>,
-    pub tool_calls: Vec<Map<String, Value>>,
     pub tool_call_id: Option<String>,
+    pub tool_calls: Vec<Map<String, Value>>,
+    /// Its calls, found on first use (`calls.rs`). Not part of the value.
+    pub(crate) calls: CallsCache,
+    pub name: Option<String>,
     pub metadata: Map<String, Value>,
     pub created_at: Micros,
     pub id: String,
     pub hook_ids: Vec<String>,
-    pub kind: Kind,
     /// Token counts per encoding, filled on first use. Not part of the value.
     pub(crate) tokens: TokenCache,
-    /// Its calls, found on first use (`calls.rs`). Not part of the value.
-    pub(crate) calls: CallsCache,
 }
 
 impl PartialEq for Message {
