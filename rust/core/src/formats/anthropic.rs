@@ -88,7 +88,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     // One call, answered by a tool message: the user turn is that message's.
                     if let (AnswerSrc::Tool(m), true) = (a.src, a.id_kept()) {
                         out.push(J::piece(m, "anthropic.tool_turn", |m| {
-                            vec![results_turn(vec![tool_result(m, answered(m))])]
+                            vec![results_turn(vec![tool_result(m, J::Str(answered(m)))])]
                         }));
                         continue;
                     }
@@ -106,7 +106,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         }
                         AnswerSrc::Tool(m) if a.id_kept() => {
                             J::piece(m, "anthropic.tool_result", |m| {
-                                vec![tool_result(m, answered(m))]
+                                vec![tool_result(m, J::Str(answered(m)))]
                             })
                         }
                         AnswerSrc::Tool(m) => tool_result(m, id),

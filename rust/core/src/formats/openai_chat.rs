@@ -52,7 +52,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                     out.push(match a.src {
                         AnswerSrc::Tool(m) if a.id_kept() && !has_media(&m.content) => {
                             J::piece(m, "openai_chat.tool", |m| {
-                                vec![tool_message(m, answered(m), &mut Vec::new())]
+                                vec![tool_message(m, J::Str(answered(m)), &mut Vec::new())]
                             })
                         }
                         AnswerSrc::Tool(m) => tool_message(m, id, &mut media),

@@ -10,7 +10,7 @@ use super::interop::{
     source_url, url_source, Keep,
 };
 use super::out::{Obj, J};
-use super::plan::{own_calls, plan, AnswerSrc, Call, CallSrc, Grammar, Step};
+use super::plan::{answered, own_calls, plan, AnswerSrc, Call, CallSrc, Grammar, Step};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Kind, Message, Part, Role};
@@ -116,8 +116,7 @@ fn assistant_piece(m: &Message) -> J<'_> {
 /// A tool message's `function_call_output`, under its own call id.
 fn output_piece(m: &Message) -> J<'_> {
     J::piece(m, "openai_responses.output", |m| {
-        let id = m.tool_call_id.as_deref().unwrap_or("");
-        vec![output_item(Cow::Borrowed(id), AnswerSrc::Tool(m))]
+        vec![output_item(Cow::Borrowed(answered(m)), AnswerSrc::Tool(m))]
     })
 }
 

@@ -9,7 +9,9 @@
 
 use super::interop::INTERRUPTED;
 use crate::error::{Error, Result};
-use crate::message::{part_type, small_get, At, Kind, Message, Part, Role};
+use crate::message::{
+    entry_call_id, part_call_id, part_type, small_get, At, Kind, Message, Part, Role,
+};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -72,6 +74,16 @@ pub enum CallSrc<'a> {
     Part(&'a Part),
 }
 
+impl<'a> CallSrc<'a> {
+    /// The call's id, as the message's own string.
+    fn id(self) -> &'a str {
+        match self {
+            CallSrc::Part(p) => part_call_id(p).unwrap_or(""),
+            CallSrc::Entry(c) => entry_call_id(c),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Call<'a> {
     pub id: &'a str,
@@ -85,18 +97,9 @@ impl<'a> Call<'a> {
     /// one Python string for it), else its mapping.
     pub fn sent(&self) -> Cow<'a, str> {
         match &self.target {
-            Cow::Borrowed(_) => Cow::Borrowed(self.own_id()),
+            Cow::Borrowed(_) => Cow::Borrowed(self.src.id()),
             Cow::Owned(t) => Cow::Owned(t.clone()),
         }
-    }
-
-    /// The id, as the message's own string.
-    fn own_id(&self) -> &'a str {
-        let v = match self.src {
-            CallSrc::Part(p) => p.get("call_id"),
-            CallSrc::Entry(c) => small_get(c, "id"),
-        };
-        v.and_then(Value::as_str).unwrap_or("")
     }
 
     /// The tool's name ("" when the call has none).
@@ -147,8 +150,8 @@ impl Answer<'_> {
 }
 
 /// The call id a tool message answers, as it is (a piece's, where the id is kept).
-pub fn answered(m: &Message) -> crate::formats::J<'_> {
-    crate::formats::J::Str(m.tool_call_id.as_deref().unwrap_or(""))
+pub fn answered(m: &Message) -> &str {
+    m.tool_call_id.as_deref().unwrap_or("")
 }
 
 #[derive(Debug, Clone)]
@@ -235,13 +238,17 @@ fn at(m: &Message, at: At) -> CallSrc<'_> {
 /// The calls an assistant message makes, with their ids as they are — the message's own
 /// strings, which a request shares with every other (no plan, no mapping).
 pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
-    let mut out = Vec::new();
-    calls_of(m, &mut out);
-    for c in &mut out {
-        c.id = c.own_id();
-        c.target = Cow::Borrowed(c.id);
-    }
-    out
+    m.found_calls()
+        .iter()
+        .map(|f| {
+            let src = at(m, f.at);
+            Call {
+                id: src.id(),
+                target: Cow::Borrowed(src.id()),
+                src,
+            }
+        })
+        .collect()
 }
 
 /// The answers a message gives, with their call ids: a tool message's `tool_call_id`, or a

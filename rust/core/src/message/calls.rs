@@ -6,8 +6,8 @@
 //! id) is found on the first export and kept with the message, like its token counts. It is
 //! not part of the value: a clone starts without it.
 
-use super::{part_type, small_get, Content, Message, Role};
-use serde_json::Value;
+use super::{part_type, small_get, Content, Message, Part, Role};
+use serde_json::{Map, Value};
 use std::sync::OnceLock;
 
 /// Where a call is written in its message.
@@ -40,6 +40,16 @@ impl Message {
     }
 }
 
+/// The id of a `tool_use` part (`None`: it makes no call).
+pub fn part_call_id(p: &Part) -> Option<&str> {
+    p.get("call_id").and_then(Value::as_str)
+}
+
+/// The id of a `tool_calls` entry ("" when it has none).
+pub fn entry_call_id(c: &Map<String, Value>) -> &str {
+    small_get(c, "id").and_then(Value::as_str).unwrap_or("")
+}
+
 fn find(m: &Message) -> Vec<Found> {
     let mut out = Vec::new();
     if m.role != Role::Assistant {
@@ -48,7 +58,7 @@ fn find(m: &Message) -> Vec<Found> {
     if let Content::Parts(parts) = &m.content {
         for (i, p) in parts.iter().enumerate() {
             if part_type(p) == Some("tool_use") {
-                if let Some(id) = p.get("call_id").and_then(Value::as_str) {
+                if let Some(id) = part_call_id(p) {
                     out.push(Found {
                         at: At::Part(i as u32),
                         id: id.into(),
@@ -59,7 +69,7 @@ fn find(m: &Message) -> Vec<Found> {
     }
     let from_parts = out.len();
     for (i, c) in m.tool_calls.iter().enumerate() {
-        let id = small_get(c, "id").and_then(Value::as_str).unwrap_or("");
+        let id = entry_call_id(c);
         if out[..from_parts].iter().any(|f| &*f.id == id) {
             continue;
         }

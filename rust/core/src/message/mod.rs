@@ -7,7 +7,7 @@ mod calls;
 mod fields;
 mod part;
 
-pub use calls::{At, Found};
+pub use calls::{entry_call_id, part_call_id, At, Found};
 
 pub use fields::Fields;
 pub use part::{
