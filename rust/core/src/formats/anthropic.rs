@@ -36,7 +36,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
     for step in &p.steps {
         match step {
             Step::Msg(i)
-                if matches!(p.msgs[*i].role, Role::System | Role::Developer)
+                if matches!(p.rows[*i].role, Role::System | Role::Developer)
                     && interop::field(p.msgs[*i], F, "placement").is_none() =>
             {
                 lead += 1
@@ -53,7 +53,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
         match step {
             Step::Msg(i) => {
                 let m = p.msgs[*i];
-                match m.role {
+                match p.rows[*i].role {
                     Role::User => out.push(J::piece(m, "anthropic.user", |m| {
                         user(m, Vec::new()).into_iter().collect()
                     })),

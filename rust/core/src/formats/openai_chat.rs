@@ -50,7 +50,9 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                 for a in &p.answers[answers.clone()] {
                     let id = J::cow(a.target.clone());
                     out.push(match a.src {
-                        AnswerSrc::Tool(m) if a.id_kept() && !has_media(&m.content) => {
+                        AnswerSrc::Tool(m)
+                            if a.id_kept() && !a.at.is_some_and(|i| p.rows[i].media) =>
+                        {
                             J::piece(m, "openai_chat.tool", |m| {
                                 vec![tool_message(m, J::Str(answered(m)), &mut Vec::new())]
                             })
@@ -92,11 +94,6 @@ fn tool_obj<'a>(id: J<'a>, content: J<'a>) -> super::out::Obj<'a> {
 /// A tool message as the `tool` message answering call `id`; its media go to `media`.
 fn tool_message<'a>(m: &'a Message, id: J<'a>, media: &mut Vec<J<'a>>) -> J<'a> {
     finish(tool_obj(id, tool_content(&m.content, media)), m, F)
-}
-
-/// Whether a tool message has more than text (what a `tool` message cannot take).
-fn has_media(c: &Content) -> bool {
-    matches!(c, Content::Parts(parts) if parts.iter().any(|p| part_type(p) != Some("text")))
 }
 
 /// A system, developer or user message; `None` when nothing of it can be sent.

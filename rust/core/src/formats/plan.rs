@@ -10,7 +10,7 @@
 use super::interop::INTERRUPTED;
 use crate::error::{Error, Result};
 use crate::message::{
-    entry_call_id, part_call_id, part_type, small_get, At, Kind, Message, Part, Role,
+    entry_call_id, part_call_id, part_type, small_get, At, Content, Kind, Message, Part, Role,
 };
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::{Map, Value};
@@ -170,9 +170,22 @@ pub enum Step {
     },
 }
 
+/// What the plan and the exporters read of a message to decide how it is sent, gathered in
+/// one pass (so that a message a piece is kept for is not read again, `out::Piece`).
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    pub role: Role,
+    /// A tool message without a `tool_call_id`.
+    unanswering: bool,
+    /// A tool message whose content holds more than text.
+    pub media: bool,
+}
+
 pub struct Plan<'a> {
     /// The messages, without the tool definitions message.
     pub msgs: Vec<&'a Message>,
+    /// What is read of each of `msgs` (same index).
+    pub rows: Vec<Row>,
     /// The calls of every message, in order; `spans[i]` are message `i`'s.
     calls: Vec<Call<'a>>,
     spans: Vec<Range<u32>>,
@@ -229,7 +242,7 @@ fn calls_of<'a>(m: &'a Message, out: &mut Vec<Call<'a>>) {
 
 fn at(m: &Message, at: At) -> CallSrc<'_> {
     match (at, &m.content) {
-        (At::Part(i), crate::message::Content::Parts(parts)) => CallSrc::Part(&parts[i as usize]),
+        (At::Part(i), Content::Parts(parts)) => CallSrc::Part(&parts[i as usize]),
         (At::Entry(i), _) => CallSrc::Entry(&m.tool_calls[i as usize]),
         (At::Part(_), _) => unreachable!("a tool_use part is found in parts"),
     }
@@ -259,7 +272,7 @@ fn answers_of(m: &Message) -> impl Iterator<Item = (&str, AnswerSrc<'_>)> {
         _ => None,
     };
     let parts: &[Part] = match (m.role, &m.content) {
-        (Role::User, crate::message::Content::Parts(parts)) => parts,
+        (Role::User, Content::Parts(parts)) => parts,
         _ => &[],
     };
     tool.into_iter().chain(
@@ -287,29 +300,46 @@ struct Given<'a> {
 const NONE: u32 = u32::MAX;
 
 pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Plan<'a> {
-    let tools = messages
-        .iter()
-        .copied()
-        .find(|m| m.kind == Kind::ToolDefinitions);
-    let msgs: Vec<&'a Message> = messages
-        .iter()
-        .copied()
-        .filter(|m| m.kind != Kind::ToolDefinitions)
-        .collect();
-    let n = msgs.len();
-    let mut problems = Vec::new();
-
-    // The calls, flat; each keeps its id when the target accepts it and no earlier call has
-    // it, else gets one mapped into the grammar (one that no kept call has).
-    let mut calls: Vec<Call<'a>> = Vec::with_capacity(n);
-    let mut spans: Vec<Range<u32>> = Vec::with_capacity(n);
-    for m in &msgs {
+    // One pass over the messages gathers all the plan reads of them: at 100k messages each
+    // is memory of its own, and every later step works on what is gathered here.
+    let mut tools = None;
+    let mut msgs: Vec<&'a Message> = Vec::with_capacity(messages.len());
+    let mut rows: Vec<Row> = Vec::with_capacity(messages.len());
+    let mut calls: Vec<Call<'a>> = Vec::new();
+    let mut spans: Vec<Range<u32>> = Vec::with_capacity(messages.len());
+    let mut given: Vec<Given<'a>> = Vec::new();
+    for &m in messages {
+        if m.kind == Kind::ToolDefinitions {
+            tools.get_or_insert(m);
+            continue;
+        }
+        let i = msgs.len();
+        msgs.push(m);
         let start = calls.len() as u32;
         if m.role == Role::Assistant {
             calls_of(m, &mut calls);
         }
         spans.push(start..calls.len() as u32);
+        for (id, src) in answers_of(m) {
+            given.push(Given {
+                at: i,
+                src,
+                id,
+                next: NONE,
+                consumed: false,
+            });
+        }
+        rows.push(Row {
+            role: m.role,
+            unanswering: m.role == Role::Tool && m.tool_call_id.is_none(),
+            media: m.role == Role::Tool && has_media(&m.content),
+        });
     }
+    let n = msgs.len();
+    let mut problems = Vec::new();
+
+    // Each call keeps its id when the target accepts it and no earlier call has it, else gets
+    // one mapped into the grammar (one that no kept call has).
     let mut kept: HashSet<&str> =
         HashSet::with_capacity_and_hasher(calls.len(), Default::default());
     let keep: Vec<bool> = calls
@@ -345,26 +375,16 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     }
 
     // The answers in source order, chained by call id: `first[id]` is the next one to meet.
-    let mut given: Vec<Given<'a>> = Vec::new();
-    let mut first: HashMap<&'a str, (u32, u32)> = HashMap::default();
-    for (i, m) in msgs.iter().enumerate() {
-        for (id, src) in answers_of(m) {
-            let at = given.len() as u32;
-            given.push(Given {
-                at: i,
-                src,
-                id,
-                next: NONE,
-                consumed: false,
-            });
-            match first.get_mut(id) {
-                Some((_, last)) => {
-                    given[*last as usize].next = at;
-                    *last = at;
-                }
-                None => {
-                    first.insert(id, (at, at));
-                }
+    let mut first: HashMap<&'a str, (u32, u32)> =
+        HashMap::with_capacity_and_hasher(given.len(), Default::default());
+    for at in 0..given.len() as u32 {
+        match first.get_mut(given[at as usize].id) {
+            Some((_, last)) => {
+                given[*last as usize].next = at;
+                *last = at;
+            }
+            None => {
+                first.insert(given[at as usize].id, (at, at));
             }
         }
     }
@@ -377,10 +397,10 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     let mut next_given = 0;
     let mut i = 0;
     while i < n {
-        let m = msgs[i];
-        if m.role == Role::Assistant {
+        let role = rows[i].role;
+        if role == Role::Assistant {
             let mut j = i;
-            while j < n && msgs[j].role == Role::Assistant {
+            while j < n && rows[j].role == Role::Assistant {
                 j += 1;
             }
             found.clear();
@@ -401,7 +421,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                     Some(g) => {
                         let a = &mut given[g as usize];
                         a.consumed = true;
-                        if !in_place(&msgs, j, a.at) {
+                        if !in_place(&rows, j, a.at) {
                             problems.push(format!(
                                 "the answer to call {:?} is not right after its call; moved there",
                                 c.id
@@ -441,7 +461,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             answers.extend(found.drain(..).map(|(_, a)| a));
             answers.append(&mut dangling);
             let absorb = (j < n
-                && msgs[j].role == Role::User
+                && rows[j].role == Role::User
                 && answers[start..].iter().any(|a| a.at == Some(j)))
             .then_some(j);
             absorbed = absorb;
@@ -466,16 +486,17 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             }
             next_given += 1;
         }
-        if m.role == Role::Tool && m.tool_call_id.is_none() {
+        if rows[i].unanswering {
             problems.push("a tool message without a tool_call_id; left out".to_string());
         }
-        if m.role != Role::Tool && absorbed != Some(i) {
+        if role != Role::Tool && absorbed != Some(i) {
             steps.push(Step::Msg(i));
         }
         i += 1;
     }
     Plan {
         msgs,
+        rows,
         calls,
         spans,
         answers,
@@ -487,6 +508,11 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
 
 /// An answer is in place when only tool messages (and, last, the user message holding it)
 /// stand between the end of its turn and it.
-fn in_place(msgs: &[&Message], turn_end: usize, at: usize) -> bool {
-    msgs[turn_end..at].iter().all(|m| m.role == Role::Tool)
+fn in_place(rows: &[Row], turn_end: usize, at: usize) -> bool {
+    rows[turn_end..at].iter().all(|r| r.role == Role::Tool)
+}
+
+/// Whether a message's content holds more than text (what a Chat `tool` message cannot take).
+fn has_media(c: &Content) -> bool {
+    matches!(c, Content::Parts(parts) if parts.iter().any(|p| part_type(p) != Some("text")))
 }
