@@ -146,3 +146,115 @@ fn mapped_ids_are_deterministic_and_distinct() {
         .collect();
     assert_eq!(answered, ids);
 }
+
+/// Each call meets the first answer to its id at or after the end of its turn that no
+/// earlier call met (SPEC §10 pairing), however far away it is and however many calls a turn
+/// makes: the plan's answer lookup (near the turn first, then by id) against the rule
+/// written out plainly, over transcripts with up to 20 parallel calls, answers shuffled and
+/// sent late, ids shared by several calls, second answers and orphans.
+#[test]
+fn every_call_meets_the_first_free_answer_after_its_turn() {
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for _round in 0..300 {
+        let mut ms: Vec<Message> = Vec::new();
+        let mut pending: Vec<String> = Vec::new();
+        let mut answer_no = 0;
+        for _ in 0..(5 + next(40)) {
+            match next(4) {
+                0 => {
+                    let most = if next(3) == 0 { 20 } else { 3 };
+                    let k = 1 + next(most);
+                    let mut a = Message::new(Role::Assistant, Content::None);
+                    for _ in 0..k {
+                        let id = format!("c{}", next(30));
+                        a.tool_calls.push(
+                            json!({"id": id, "name": "f", "arguments": "{}"})
+                                .as_object()
+                                .unwrap()
+                                .clone(),
+                        );
+                        pending.push(id);
+                    }
+                    ms.push(a);
+                }
+                1 if !pending.is_empty() => {
+                    let most = pending.len() as u64;
+                    let k = 1 + next(most) as usize;
+                    for _ in 0..k {
+                        let id = if next(8) == 0 {
+                            format!("c{}", next(30))
+                        } else {
+                            let at = next(pending.len() as u64) as usize;
+                            pending.swap_remove(at)
+                        };
+                        let mut t =
+                            Message::new(Role::Tool, Content::Text(format!("r{answer_no}")));
+                        answer_no += 1;
+                        t.tool_call_id = Some(id);
+                        ms.push(t);
+                        if pending.is_empty() {
+                            break;
+                        }
+                    }
+                }
+                _ => ms.push(Message::new(Role::User, Content::Text("u".into()))),
+            }
+        }
+        // The rule, plainly: for each run of assistant messages, each call in order takes the
+        // first answer not yet taken with its id in a message at or after the run's end.
+        let mut taken = vec![false; ms.len()];
+        let mut want: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < ms.len() {
+            if ms[i].role != Role::Assistant {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < ms.len() && ms[j].role == Role::Assistant {
+                j += 1;
+            }
+            let mut met: Vec<(usize, String)> = Vec::new();
+            let mut interrupted = 0;
+            for m in &ms[i..j] {
+                for c in &m.tool_calls {
+                    let id = c["id"].as_str().unwrap();
+                    let hit = (j..ms.len()).find(|&k| {
+                        !taken[k]
+                            && ms[k].role == Role::Tool
+                            && ms[k].tool_call_id.as_deref() == Some(id)
+                    });
+                    match hit {
+                        Some(k) => {
+                            taken[k] = true;
+                            let Content::Text(t) = &ms[k].content else {
+                                unreachable!()
+                            };
+                            met.push((k, t.clone()));
+                        }
+                        None => interrupted += 1,
+                    }
+                }
+            }
+            met.sort();
+            want.extend(met.into_iter().map(|(_, t)| t));
+            want.extend((0..interrupted).map(|_| formats::interop::INTERRUPTED.to_string()));
+            i = j;
+        }
+        let out = export(Format::OpenAiChat, &ms, false).unwrap();
+        let got: Vec<String> = out["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(got, want);
+    }
+}
