@@ -14,6 +14,7 @@ pub mod formats;
 pub mod history;
 pub mod json;
 pub mod log;
+pub mod memory;
 pub mod message;
 pub mod redact;
 pub mod savepoint;

@@ -278,7 +278,8 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
     let mut given = Given::default();
     for (k, &m) in messages.iter().enumerate() {
         if let Some(ahead) = messages.get(k + AHEAD) {
-            prefetch(ahead);
+            // The fields the plan reads are the first of a message (`Message`).
+            crate::memory::prefetch(*ahead, 2);
         }
         if m.kind == Kind::ToolDefinitions {
             tools.get_or_insert(m);
@@ -438,24 +439,6 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
 
 /// How many messages ahead the gathering pass asks for a message's memory.
 const AHEAD: usize = 8;
-
-/// Asks for the first cache lines of a message (its fields the plan reads, `Message`), so
-/// that reading several messages overlaps instead of waiting for each in turn.
-#[inline(always)]
-fn prefetch(m: &Message) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let at = m as *const Message as *const i8;
-        // SAFETY: a prefetch is a hint: it reads nothing the program sees and cannot fault.
-        unsafe {
-            _mm_prefetch(at, _MM_HINT_T0);
-            _mm_prefetch(at.wrapping_add(64), _MM_HINT_T0);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = m;
-}
 
 /// An answer is in place when only tool messages (and, last, the user message holding it)
 /// stand between the end of its turn and it.
