@@ -40,7 +40,8 @@ impl Message {
     }
 }
 
-/// The id of a `tool_use` part (`None`: it makes no call).
+/// The call id of a `tool_use` part (`None`: it makes no call), or the one a `tool_result`
+/// part answers.
 pub fn part_call_id(p: &Part) -> Option<&str> {
     p.get("call_id").and_then(Value::as_str)
 }

@@ -2,9 +2,8 @@
 //! answer to its id in a message at or after the end of its turn that no other call met.
 
 use super::AnswerSrc;
-use crate::message::{part_type, Content, Message, Part, Role};
+use crate::message::{part_call_id, part_type, Content, Message, Role};
 use rustc_hash::FxHashMap as HashMap;
-use serde_json::Value;
 
 /// One answer of the source.
 pub struct Entry<'a> {
@@ -57,7 +56,7 @@ impl<'a> Given<'a> {
             }
             (Role::User, Content::Parts(parts)) => {
                 for p in parts.iter().filter(|p| part_type(p) == Some("tool_result")) {
-                    if let Some(id) = result_call_id(p) {
+                    if let Some(id) = part_call_id(p) {
                         add(id, AnswerSrc::Part(p));
                     }
                 }
@@ -134,9 +133,4 @@ fn chain<'a>(list: &mut [Entry<'a>]) -> HashMap<&'a str, u32> {
         last.push(g as u32);
     }
     first
-}
-
-/// The call id a `tool_result` part answers.
-fn result_call_id(p: &Part) -> Option<&str> {
-    p.get("call_id").and_then(Value::as_str)
 }
