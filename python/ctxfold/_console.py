@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import statistics
 import sys
 import time
 from collections import Counter
@@ -36,13 +37,29 @@ def note(text: str) -> None:
     print(f"    {_glyph('→', '->')} {text}")
 
 
+def _show(label: str, dt: float) -> None:
+    unit, scale = ("ms", 1e3) if dt >= 1e-3 else (_glyph("µs", "us"), 1e6)
+    print(f"  {label:<52} {dt * scale:10.2f} {unit}")
+
+
 def timed(label: str, f: Callable[[], T]) -> T:
     t = time.perf_counter()
     out = f()
-    dt = time.perf_counter() - t
-    unit, scale = ("ms", 1e3) if dt >= 1e-3 else (_glyph("µs", "us"), 1e6)
-    print(f"  {label:<52} {dt * scale:10.2f} {unit}")
+    _show(label, time.perf_counter() - t)
     return out
+
+
+def timed_turns(label: str, f: Callable[[], object], turns: int = 5) -> None:
+    """The median time of ``f`` over ``turns`` calls made as an agent loop makes them: each
+    result is kept until the next one is back (``req = export(ctx)`` every turn)."""
+    times = []
+    out = None
+    for _ in range(turns):
+        t = time.perf_counter()
+        out = f()  # the last turn's result is still bound while this one is made
+        times.append(time.perf_counter() - t)
+    del out
+    _show(label, statistics.median(times))
 
 
 def print_stats(ctx: Context) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from typing import Any
 
-from .._console import note
+from .._console import note, timed_turns
 from .._context import Context
 from .._files import write_json_atomic
 from ..errors import FormatError
@@ -69,9 +70,12 @@ def demo_exports(ctx: Context, timed: Any) -> None:
     t = time.perf_counter()
     window = ctx.rolling_token_window(budget) or ctx
     window_ms = (time.perf_counter() - t) * 1e3
-    note(f"window of {len(window):,} messages in {window_ms:.2f} ms; exported:")
+    note(f"window of {len(window):,} messages in {window_ms:.2f} ms; exported (the first request")
+    note("makes what each message exports to, later turns get it again: docs/formats.md; a turn")
+    note("is the median of 5, each request kept until the next is back, as an agent loop does):")
     for fmt in FORMATS:
-        req = timed(f"to_{fmt}(whole transcript)", lambda f=fmt: export(ctx, f))
         key = "input" if fmt == "openai_responses" else "messages"
-        timed(f"to_{fmt}(10% token window)", lambda f=fmt: export(window, f))
-        note(f"{len(req[key]):,} {key}")
+        sent = len(timed(f"to_{fmt}(whole transcript), first", lambda f=fmt: export(ctx, f))[key])
+        timed_turns(f"to_{fmt}(whole transcript), a turn", partial(export, ctx, fmt))
+        timed_turns(f"to_{fmt}(10% token window), a turn", partial(export, window, fmt))
+        note(f"{sent:,} {key}")
