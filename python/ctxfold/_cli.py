@@ -58,7 +58,7 @@ def demo(n: int) -> None:
     note(f"{len(stripped):,} messages")
     from .formats._cli import demo_exports
 
-    demo_exports(ctx, timed)
+    demo_exports(ctx)
     with tempfile.TemporaryDirectory() as d:
         path = timed("save (atomic)", lambda: ctx.save(d))
         loaded = timed("load", lambda: Context.load(path))

@@ -7,7 +7,7 @@ import time
 from functools import partial
 from typing import Any
 
-from .._console import note, timed_turns
+from .._console import note, timed, timed_turns
 from .._context import Context
 from .._files import write_json_atomic
 from ..errors import FormatError
@@ -63,7 +63,7 @@ def convert_from(fmt: str, src: str, dst: str) -> None:
     print(f"wrote {dst}: version 2, {len(ctx):,} messages from a {fmt} request")
 
 
-def demo_exports(ctx: Context, timed: Any) -> None:
+def demo_exports(ctx: Context) -> None:
     """The per-turn cost of a real agent loop: a 10% token window, then each export."""
 
     budget = ctx.total_token_count() // 10
