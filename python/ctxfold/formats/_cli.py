@@ -75,7 +75,7 @@ def demo_exports(ctx: Context) -> None:
     note("is the median of 5, each request kept until the next is back, as an agent loop does):")
     for fmt in FORMATS:
         key = "input" if fmt == "openai_responses" else "messages"
-        sent = len(timed(f"to_{fmt}(whole transcript), first", lambda f=fmt: export(ctx, f))[key])
+        sent = len(timed(f"to_{fmt}(whole transcript), first", partial(export, ctx, fmt))[key])
         timed_turns(f"to_{fmt}(whole transcript), a turn", partial(export, ctx, fmt))
         timed_turns(f"to_{fmt}(10% token window), a turn", partial(export, window, fmt))
         note(f"{sent:,} {key}")
