@@ -1,5 +1,6 @@
-"""The operations of ``test_bench.py`` timed in two builds side by side, for a before/after
-comparison on a machine other work shares.
+"""The operations of ``test_bench.py`` and the exporters of ``test_bench_formats.py`` (a turn:
+after the first request) timed in two builds side by side, for a before/after comparison on a
+machine other work shares.
 
     python benches/compare_builds.py NAME=PYTHON NAME=PYTHON [...] [--sizes 1000,10000,100000] [--rounds 5]
 
@@ -55,6 +56,15 @@ res = {
     "save": best(lambda _: ctx.save(d), repeat=3),
     "load": best(lambda _: Context.load(path), repeat=3),
 }
+try:
+    from ctxfold import formats
+except ImportError:  # builds before the provider formats
+    formats = None
+if formats is not None:
+    for name in ("to_openai_chat", "to_anthropic", "to_openai_responses"):
+        export = getattr(formats, name)
+        export(ctx)  # the first request makes what every later turn gets again
+        res[name + " (a turn)"] = best(lambda _: export(ctx), repeat=7)
 print(json.dumps(res))
 '''
 
