@@ -4,13 +4,14 @@ runtime fields that hold arbitrary Python objects (deps, callbacks, handlers).""
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
-from . import _core, _runtime
+from . import _copying, _core, _runtime
 from ._core import (
     BOOKKEEPING_EVENT_TYPES,
     EVENT_TYPES,
@@ -154,6 +155,32 @@ class Context:
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self._core.messages())
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> Message | list[Message]:
+        """``ctx[i]`` is ``ctx.messages[i]`` and ``ctx[a:b]`` is ``ctx.messages[a:b]`` (the
+        same objects), without building the whole list: O(log n) plus what is returned."""
+        if isinstance(index, slice):
+            wanted = range(*index.indices(self._core.shown_len()))
+            if not wanted:
+                return []
+            lo = min(wanted)
+            got = _core.shown_range(self._core, lo, max(wanted) + 1)
+            return [got[i - lo] for i in wanted if i - lo < len(got)]
+        try:
+            i = operator.index(index)
+        except TypeError:
+            raise TypeError(f"context indices must be integers or slices, not {type(index).__name__}") from None
+        n = self._core.shown_len()
+        if i < 0:
+            i += n
+        got = _core.shown_range(self._core, i, i + 1) if 0 <= i < n else []
+        if not got:
+            raise IndexError("context index out of range")
+        return got[0]
 
     def events(self) -> list[Event]:
         """Every event, shadowed ones too, oldest first."""
@@ -426,6 +453,18 @@ class Context:
 
     def __repr__(self) -> str:
         return f"Context(id={self.id!r}, messages={len(self)}, events={self.next_seq})"
+
+    # ---- copies ------------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """``pickle`` and ``copy.deepcopy``: rebuilt from ``serialize()``, every runtime field
+        (deps unredacted, callbacks, the overlay) carried as the object it is."""
+        return _copying.reduce(self)
+
+    def __copy__(self) -> Context:
+        """``copy.copy``: an independent context with the same id, log and fields; ``deps`` and
+        ``callbacks`` are new dicts holding the same values, as in a fork."""
+        return _copying.shallow_copy(self)
 
 
 _core_version = _core.__version__

@@ -3,7 +3,7 @@
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeAlias, final
+from typing import Any, Protocol, TypeAlias, final, overload
 
 from typing_extensions import disjoint_base
 
@@ -33,6 +33,7 @@ __all__ = [
     "context_savepoint",
     "context_rewind",
     "shown_tail",
+    "shown_range",
     "format_export",
     "format_import",
     "format_response",
@@ -130,14 +131,32 @@ def context_rewind(core: ContextCore, point: Savepoint) -> None:
 def shown_tail(core: ContextCore, k: int) -> list[Message]:
     """The last ``k`` messages of ``messages``, the same objects."""
 
+def shown_range(core: ContextCore, start: int, stop: int) -> list[Message]:
+    """``messages[start:stop]`` (clamped), the same objects."""
+
+class _TextFactory(Protocol):
+    def __call__(self, text: str, **extra: _JSON) -> Part: ...
+
+class _TextFactoryOrField(Protocol):
+    """``Part.text``: on the class the factory (``Part.text("hi")``), on a part its text.
+
+    At run time a descriptor (``ctxfold._part``) whose class access gives the factory, so the
+    type also has the factory's ``__call__``: what stubtest sees on the class."""
+
+    def __call__(self, text: str, **extra: _JSON) -> Part: ...
+
+    @overload
+    def __get__(self, obj: None, owner: type[Part] | None = None, /) -> _TextFactory: ...
+    @overload
+    def __get__(self, obj: Part, owner: type[Part] | None = None, /) -> str: ...
+
 @final
 class Part:
     """One part of a message's content: an immutable mapping with a string ``type``."""
 
     def __new__(cls, type: str, **fields: _JSON) -> Part: ...
     # ``Part.text`` is the factory on the class and the ``text`` field on a part: see _part.py.
-    @staticmethod
-    def text(text: str, **extra: _JSON) -> Part: ...
+    text: _TextFactoryOrField
     @staticmethod
     def thinking(text: str, **extra: _JSON) -> Part: ...
     @staticmethod
@@ -191,6 +210,10 @@ class Message:
     ) -> Message: ...
     @classmethod
     def system(cls, content: _Content, **kw: Any) -> Message: ...
+    @classmethod
+    def developer(cls, content: _Content, **kw: Any) -> Message:
+        """A developer message: the application's instructions (OpenAI weighs them above the
+        user's; other providers take them as system text)."""
     @classmethod
     def user(cls, content: _Content, **kw: Any) -> Message: ...
     @classmethod

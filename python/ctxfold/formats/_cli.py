@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -16,7 +17,7 @@ from . import from_anthropic, from_openai_chat, from_openai_responses, to_anthro
 FORMATS = ("openai_chat", "openai_responses", "anthropic")
 
 
-def export(ctx: Context, fmt: str) -> dict[str, Any]:
+def export(ctx: Context, fmt: str) -> Mapping[str, Any]:
     if fmt == "openai_chat":
         return to_openai_chat(ctx)
     if fmt == "openai_responses":

@@ -134,5 +134,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store::context_savepoint, m)?)?;
     m.add_function(wrap_pyfunction!(store::context_rewind, m)?)?;
     m.add_function(wrap_pyfunction!(tail::shown_tail, m)?)?;
+    m.add_function(wrap_pyfunction!(tail::shown_range, m)?)?;
     Ok(())
 }
