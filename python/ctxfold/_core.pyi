@@ -34,6 +34,7 @@ __all__ = [
     "context_rewind",
     "shown_tail",
     "shown_range",
+    "write_file",
     "format_export",
     "format_import",
     "format_response",
@@ -130,6 +131,11 @@ def context_rewind(core: ContextCore, point: Savepoint) -> None:
 
 def shown_tail(core: ContextCore, k: int) -> list[Message]:
     """The last ``k`` messages of ``messages``, the same objects."""
+
+def write_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` by the one rule of writing a file (``Context.save``'s): a
+    regular or new file atomically (a replaced one keeps its mode), a symlink, FIFO or device
+    written through; a missing folder is a ``FileNotFoundError`` naming it."""
 
 def shown_range(core: ContextCore, start: int, stop: int) -> list[Message]:
     """``messages[start:stop]`` (clamped), the same objects."""

@@ -4,6 +4,7 @@ mod args;
 mod context;
 mod convert;
 mod errors;
+mod files;
 mod formats;
 mod leaves;
 mod message;
@@ -135,5 +136,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store::context_rewind, m)?)?;
     m.add_function(wrap_pyfunction!(tail::shown_tail, m)?)?;
     m.add_function(wrap_pyfunction!(tail::shown_range, m)?)?;
+    m.add_function(wrap_pyfunction!(files::write_file, m)?)?;
     Ok(())
 }
