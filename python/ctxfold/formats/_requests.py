@@ -14,6 +14,7 @@ __all__ = ["AnthropicRequest", "OpenAIChatRequest", "OpenAIResponsesRequest"]
 
 class _OpenAIChatMessages(TypedDict):
     messages: list[Any]
+    """The Chat Completions messages."""
 
 
 class OpenAIChatRequest(_OpenAIChatMessages, total=False):
@@ -21,10 +22,12 @@ class OpenAIChatRequest(_OpenAIChatMessages, total=False):
     definitions."""
 
     tools: list[Any]
+    """The tool definitions, in Chat Completions' shape."""
 
 
 class _OpenAIResponsesInput(TypedDict):
     input: list[Any]
+    """The Responses input items."""
 
 
 class OpenAIResponsesRequest(_OpenAIResponsesInput, total=False):
@@ -32,11 +35,14 @@ class OpenAIResponsesRequest(_OpenAIResponsesInput, total=False):
     definitions, ``instructions`` when asked for and there is leading system text."""
 
     tools: list[Any]
+    """The tool definitions, in the Responses API's shape."""
     instructions: str
+    """The leading system and developer text, with ``instructions=True``."""
 
 
 class _AnthropicMessages(TypedDict):
     messages: list[Any]
+    """The Messages API messages."""
 
 
 class AnthropicRequest(_AnthropicMessages, total=False):
@@ -44,4 +50,6 @@ class AnthropicRequest(_AnthropicMessages, total=False):
     they carry more than text, such as ``cache_control``) and ``tools`` when there are some."""
 
     system: str | list[Any]
+    """The leading system and developer text: a str, or text blocks."""
     tools: list[Any]
+    """The tool definitions, in the Messages API's shape."""
