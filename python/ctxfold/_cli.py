@@ -144,7 +144,11 @@ def run(a: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     safe_console()
-    a = parser().parse_args(argv)
+    try:
+        a = parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("ctxfold: interrupted", file=sys.stderr)
+        return 130
     try:
         code = interruptible(lambda: run(a))
         sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at exit

@@ -102,8 +102,8 @@ def interruptible(f: Callable[[], T]) -> T:
             box["err"] = e
 
     worker = threading.Thread(target=work, name="ctxfold-command", daemon=True)
-    worker.start()
     try:
+        worker.start()  # (which waits for the worker to run: it may be in the load already)
         while worker.is_alive():
             worker.join(0.25)  # a bounded wait, so Ctrl-C is seen on every platform
     except KeyboardInterrupt:
