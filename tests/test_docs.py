@@ -8,9 +8,16 @@ import pytest
 
 griffe = pytest.importorskip("griffe", reason="griffe comes with mkdocstrings-python, in the test extra")
 
-# The modules the reference pages show (``::: name`` in docs/api); their public names are their
-# ``__all__``, so what other modules add later is checked too.
-SHOWN = ("ctxfold", "ctxfold.formats", "ctxfold.stores", "ctxfold.adapters.openai_agents")
+# The modules the reference pages show (``::: name`` in docs/api): the package, formats, stores
+# and every adapter module. Their public names are their ``__all__``, so what is added to them
+# later is checked too.
+PAGES = ("ctxfold", "ctxfold.formats", "ctxfold.stores")
+
+
+def shown(package) -> list[str]:
+    adapters = sorted(f"ctxfold.adapters.{name}" for name in package["adapters"].modules if not name.startswith("_"))
+    assert "ctxfold.adapters.openai_agents" in adapters
+    return [*PAGES, *adapters]
 
 
 def public(obj, path: str):
@@ -35,7 +42,7 @@ def package():
 
 def test_every_public_name_has_a_docstring(package):
     missing, seen = [], 0
-    for module in SHOWN:
+    for module in shown(package):
         obj = package if module == "ctxfold" else package[module.removeprefix("ctxfold.")]
         assert obj.docstring and obj.docstring.value.strip(), module
         for path, target in public(obj, module):
@@ -47,7 +54,7 @@ def test_every_public_name_has_a_docstring(package):
 
 def test_docstrings_stand_alone(package):
     offending = []
-    for module in SHOWN:
+    for module in shown(package):
         obj = package if module == "ctxfold" else package[module.removeprefix("ctxfold.")]
         for path, target in [(module, obj), *public(obj, module)]:
             text = target.docstring.value if target.docstring else ""
