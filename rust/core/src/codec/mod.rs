@@ -172,5 +172,7 @@ pub fn write_atomic_with(
     name: &str,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<PathBuf> {
+    // The folder first, so that a file in its place is the error about the folder.
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, &e))?;
     out::write_file_with(&dir.join(name), true, Box::new(write))
 }
