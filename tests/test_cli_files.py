@@ -102,16 +102,29 @@ def test_a_symlink_stays_and_its_file_changes(tmp_path, saved, request_file, sto
         assert link.is_symlink() and json.loads(target.read_text()), argv
 
 
-def test_devices_are_written_through_and_their_errors_reported(saved, request_file, store_url, capsys):
-    for argv in commands(saved, request_file, store_url, "/dev/null"):
+def device(tmp_path: Path, name: str) -> str:
+    """A character device to write to. As root, a private node of the same device in
+    ``tmp_path``, so that a writer that wrongly replaced its OUT would replace that node and
+    not the machine's ``/dev/null``; otherwise ``/dev``'s own, which only root could replace."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        node = tmp_path / name
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.stat(f"/dev/{name}").st_rdev)
+        return str(node)
+    return f"/dev/{name}"
+
+
+def test_devices_are_written_through_and_their_errors_reported(tmp_path, saved, request_file, store_url, capsys):
+    null = device(tmp_path, "null")
+    for argv in commands(saved, request_file, store_url, null):
         assert main(argv) == 0, capsys.readouterr().err
-        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+        assert stat.S_ISCHR(os.lstat(null).st_mode), argv
     if os.path.exists("/dev/full"):
-        for argv in commands(saved, request_file, store_url, "/dev/full"):
+        full = device(tmp_path, "full")
+        for argv in commands(saved, request_file, store_url, full):
             assert main(argv) == 1
             err = capsys.readouterr().err
             assert err.count("\n") == 1 and "ctxfold: error:" in err and "No space left on device" in err, err
-            assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+            assert stat.S_ISCHR(os.lstat(full).st_mode), argv
 
 
 def test_a_missing_folder_is_named(tmp_path, saved, request_file, store_url, capsys):
@@ -135,9 +148,15 @@ def test_dash_is_stdout_and_the_report_goes_to_stderr(saved, request_file, store
             assert json.loads(pretty) == json.loads(out), argv
 
 
-def test_dev_stdout_in_a_pipe_gets_the_json_only(saved):
-    run = subprocess.run([sys.executable, "-m", "ctxfold._cli", "convert", "--to", "openai_chat", saved, "/dev/stdout"],
+@pytest.mark.skipif(not os.path.exists("/proc/self/fd/1"), reason="needs /proc")
+def test_a_link_to_stdout_in_a_pipe_gets_the_json_only(tmp_path, saved):
+    # /dev/stdout is such a link; a private one, so that a writer that wrongly replaced the link
+    # would replace this one and not the machine's.
+    out = tmp_path / "stdout"
+    out.symlink_to("/proc/self/fd/1")
+    run = subprocess.run([sys.executable, "-m", "ctxfold._cli", "convert", "--to", "openai_chat", saved, str(out)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+    assert out.is_symlink()
     assert json.loads(run.stdout)["messages"][0] == {"role": "system", "content": "be brief"}
-    assert run.stderr.startswith("wrote /dev/stdout: an openai_chat request")
+    assert run.stderr.startswith(f"wrote {out}: an openai_chat request")
