@@ -1,4 +1,4 @@
-"""What goes to PyPI carries what SPEC §13 says: a LICENSE in every wheel and sdist, and in the
+"""What goes to PyPI carries what docs/shipping.md promises: a LICENSE in every wheel and sdist, and in the
 sdist the tests with what they read (the file-format docs) and the benches.
 
     python .ci/check_dist.py dist/*

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--messages", type=int, default=100_000)
     s = sub.add_parser("stats", help="messages by role, tokens per encoding, events, anchors")
     s.add_argument("file")
-    c = sub.add_parser("convert", help="any readable layout -> version 2; --to/--from a provider request (SPEC §10)")
+    c = sub.add_parser("convert", help="any readable layout -> version 2; --to/--from a provider request")
     way = c.add_mutually_exclusive_group()
     way.add_argument("--to", choices=("openai_chat", "openai_responses", "anthropic"), help="write the request JSON")
     way.add_argument("--from", dest="from_", choices=("openai_chat", "openai_responses", "anthropic"),
