@@ -103,8 +103,10 @@ def _serve(a: argparse.Namespace) -> None:
     except ImportError as e:
         raise ImportError(f"`ctxfold serve` needs the viewer extra: pip install 'ctxfold[viewer]' ({e.name} is missing)") \
             from None
+    print(f"ctxfold serve: reading {a.source}", file=sys.stderr)
     source: Source = open_source(a.source, a.from_)
     try:
+        source.warm()
         where = f"http://{a.host}:{a.port}/" if ":" not in a.host else f"http://[{a.host}]:{a.port}/"
         print(f"ctxfold serve: {source.name} on {where} (read-only; Ctrl-C stops)", file=sys.stderr)
         # On loopback only this machine's names are answered (no DNS rebinding); bound

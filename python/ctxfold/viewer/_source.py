@@ -71,6 +71,10 @@ class Source(ABC):
             raise ValueError(f"{self.name} holds no contexts")
         raise ValueError(f"{self.name} holds {total} contexts: name one (`ctxfold store {self.name}` lists them)")
 
+    def warm(self, encoding: str = "cl100k_base") -> None:  # noqa: B027 - a store loads on demand
+        """Count what a first look needs now (the tokens of a loaded context), not on the first
+        request."""
+
     def close(self) -> None:  # noqa: B027 - most sources hold nothing open
         """Release what the source holds open."""
 
@@ -88,6 +92,9 @@ class OneContext(Source):
         row = ContextSummary(ctx.id, ctx.created_at, self._updated_at, ctx.next_seq, len(ctx), ctx.agent_name)
         rows = [row] if q is None or _matches(row, q) else []
         return rows[offset:offset + limit], len(rows)
+
+    def warm(self, encoding: str = "cl100k_base") -> None:
+        self._view.total_tokens(self._view.next_seq, encoding)
 
     def view(self, context_id: str) -> ContextView:
         if context_id != self._view.ctx.id:
