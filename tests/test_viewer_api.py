@@ -171,6 +171,7 @@ def test_window_and_diff(file_ctx):
         assert w["window"] == (child is not None) and w["budget"] == budget
         if child is not None:
             assert w["kept"] == len(child) and w["tokens"] == child.total_token_count()
+            assert w["specials"] == [0, 1]  # the system prompt and tool definitions stay in every window
             suffix = ctx.messages[w["start"]:]
             assert child.messages[len(child) - len(suffix):] == suffix
     for a in range(ctx.next_seq + 1):

@@ -105,20 +105,22 @@ class Transcript:
 @dataclass(frozen=True)
 class Window:
     """Where ``rolling_token_window(budget)`` would start: the first kept row (an index into
-    the shown messages; ``rows`` when only the special messages are kept), how many messages
-    it keeps and their tokens (``window`` is ``False`` when everything fits)."""
+    the shown messages; ``rows`` when only the special messages are kept), the rows before it
+    that it keeps all the same (the special messages), how many messages it keeps and their
+    tokens (``window`` is ``False`` when everything fits)."""
 
     budget: int
     encoding: str
     window: bool
     start: int
+    specials: list[int]
     kept: int
     tokens: int
     rows: int
 
     def to_json(self) -> dict[str, Any]:
         return {"budget": self.budget, "encoding": self.encoding, "window": self.window, "start": self.start,
-                "kept": self.kept, "tokens": self.tokens, "message_count": self.rows}
+                "specials": self.specials, "kept": self.kept, "tokens": self.tokens, "message_count": self.rows}
 
 
 @dataclass(frozen=True)
@@ -325,14 +327,17 @@ class ContextView:
         shown = self._at(self.ctx.next_seq).messages
         child = self.ctx.rolling_token_window(budget, encoding)
         if child is None:
-            return Window(budget, encoding, False, 0, len(shown), self.total_tokens(self.ctx.next_seq, encoding),
+            return Window(budget, encoding, False, 0, [], len(shown), self.total_tokens(self.ctx.next_seq, encoding),
                           len(shown))
         kept = child.messages
         # The kept suffix is the parent's own objects; the specials before it may be derived.
         k = 0
         while k < len(kept) and k < len(shown) and kept[-1 - k] is shown[-1 - k]:
             k += 1
-        return Window(budget, encoding, True, len(shown) - k, len(kept), child.total_token_count(encoding), len(shown))
+        start = len(shown) - k
+        special = [m for m in (self.ctx.system_prompt_message, self.ctx.tool_definitions_message) if m is not None]
+        specials = [i for i, m in enumerate(shown[:start]) if any(m is x for x in special)]
+        return Window(budget, encoding, True, start, specials, len(kept), child.total_token_count(encoding), len(shown))
 
     def diff(self, a: int, b: int | None = None) -> Diff:
         """How much of the transcript at ``a`` is unchanged at ``b`` (default: now, which is

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from .._core import Message, Part
 from ._model import Row, Transcript, Window
 
-__all__ = ["Line", "event_lines", "transcript_lines", "write"]
+__all__ = ["Line", "event_lines", "rich_text", "transcript_lines", "write"]
 
 # A line is a list of (text, style) segments; styles are rich style names, ignored when plain.
 Segment = tuple[str, str]
@@ -126,8 +126,9 @@ def _compaction_line(r: Row, g: dict[str, str]) -> Line | None:
 
 
 def _window_line(w: Window, g: dict[str, str]) -> Line:
-    text = (f" token window of {w.budget:,} ({w.encoding}) starts here: keeps {w.kept:,} of {w.rows:,} messages, "
-            f"{w.tokens:,} tokens ")
+    also = f" (and the {len(w.specials)} special messages above)" if w.specials else ""
+    text = (f" token window of {w.budget:,} ({w.encoding}) starts here{also}: keeps {w.kept:,} of {w.rows:,} "
+            f"messages, {w.tokens:,} tokens ")
     return [(g["rule"] * 4 + text + g["rule"] * 4, "bold red")]
 
 
@@ -176,6 +177,13 @@ def event_lines(events: Iterable[dict[str, Any]]) -> Iterator[Line]:
                (_event_summary(e), "")]
 
 
+def rich_text(line: Line) -> Any:
+    """One line as a ``rich.text.Text`` (styles applied; nothing in the text is read as markup)."""
+    from rich.text import Text
+
+    return Text.assemble(*[(text, style) if style else text for text, style in line])
+
+
 def write(lines: Iterable[Line], stream: TextIO | None = None, color: bool | None = None) -> None:
     """Write ``lines``: with rich's colors when the stream is a terminal (or ``color``), plain
     text otherwise or when rich is not installed."""
@@ -186,7 +194,6 @@ def write(lines: Iterable[Line], stream: TextIO | None = None, color: bool | Non
     if color:
         try:
             from rich.console import Console
-            from rich.text import Text
         except ImportError:
             console = None
         else:
@@ -196,4 +203,4 @@ def write(lines: Iterable[Line], stream: TextIO | None = None, color: bool | Non
             out.write("".join(text for text, _ in line) + "\n")
         return
     for line in lines:
-        console.print(Text.assemble(*[(text, style) if style else text for text, style in line]))
+        console.print(rich_text(line))

@@ -133,10 +133,7 @@ function tokenBar(tokens) {
 function messageRow(m, i) {
   const row = el('div', 'row msg role-' + m.role);
   const meta = el('div', 'meta');
-  meta.append(el('span', 'pos', m.position === null ? 'shown' : '#' + m.position), el('span', 'role', m.role),
-              el('span', 'time', when(m.created_at)), tokenBar(m.tokens), el('span', 'tok', fmt(m.tokens) + ' tok'));
-  if (m.name) meta.append(el('span', 'dim', m.name));
-  if (m.seq !== null) meta.append(el('span', 'seqn', 'seq ' + m.seq));
+  meta.append(el('span', 'pos', m.position === null ? 'shown' : '#' + m.position), el('span', 'role', m.role));
   if (m.compaction) {
     row.classList.add('compaction');
     const b = el('button', 'badge', '≡ ' + fmt(m.compaction.messages) + ' msgs · ' + fmt(m.compaction.tokens) + ' tok');
@@ -144,6 +141,9 @@ function messageRow(m, i) {
     b.addEventListener('click', (ev) => { ev.stopPropagation(); showMessage(m, true); });
     meta.append(b);
   }
+  meta.append(tokenBar(m.tokens), el('span', 'tok', fmt(m.tokens) + ' tok'), el('span', 'time', when(m.created_at)));
+  if (m.name) meta.append(el('span', 'dim', m.name));
+  if (m.seq !== null) meta.append(el('span', 'seqn', 'seq ' + m.seq));
   row.append(meta, el('div', 'preview', preview(m)));
   row.addEventListener('click', () => showMessage(m, false));
   return row;
@@ -163,7 +163,7 @@ transcript.decorate = () => {
   const d = state.diff && state.diff.to === state.seq ? state.diff : null;
   for (const [i, e] of transcript.shown) {
     const m = transcript.row(i);
-    e.classList.toggle('outside', !!w && i < w.start);
+    e.classList.toggle('outside', !!w && i < w.start && !w.specials.includes(i));
     e.classList.toggle('window-start', !!w && i === w.start);
     e.classList.toggle('changed', !!d && !!m && m.position !== null && m.position >= d.unchanged);
   }
