@@ -91,12 +91,16 @@ def big_site(tmp_path_factory) -> Iterator[tuple[str, Context]]:
     """`ctxfold serve FILE` as a user runs it, over a 100,000-message demo transcript."""
     ctx = Context(messages=build_transcript(BIG))
     path = ctx.save(tmp_path_factory.mktemp("big"))
-    with free_socket() as s:
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "ctxfold._cli", "serve", path, "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "ctxfold._cli", "serve", path, "--port", "0"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        base = f"http://127.0.0.1:{port}"
+        assert proc.stderr is not None
+        line = ""
+        while " on http://" not in line:  # the command says where it listens (port 0: a free one)
+            line = proc.stderr.readline()
+            if not line:
+                raise RuntimeError(f"`ctxfold serve` exited: {proc.wait(30)}")
+        base = re.search(r"(http://127\.0\.0\.1:\d+)/", line).group(1)
         wait_for(base + "/api/contexts", proc)
         yield base, ctx
     finally:

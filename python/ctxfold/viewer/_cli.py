@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from typing import Any
 
@@ -95,6 +96,19 @@ def _dump(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that a taken port is a one-line error."""
+    family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+    except OSError as e:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    return sock
+
+
 def _serve(a: argparse.Namespace) -> None:
     try:
         import uvicorn
@@ -107,11 +121,14 @@ def _serve(a: argparse.Namespace) -> None:
     source: Source = open_source(a.source, a.from_)
     try:
         source.warm()
-        where = f"http://{a.host}:{a.port}/" if ":" not in a.host else f"http://[{a.host}]:{a.port}/"
+        sock = _listen(a.host, a.port)
+        host, port = sock.getsockname()[:2]
+        where = f"http://{host}:{port}/" if ":" not in host else f"http://[{host}]:{port}/"
         print(f"ctxfold serve: {source.name} on {where} (read-only; Ctrl-C stops)", file=sys.stderr)
         # On loopback only this machine's names are answered (no DNS rebinding); bound
         # elsewhere on purpose, any Host is.
         app = make_app(source, allowed_hosts=None if a.host in LOOPBACK else ["*"])
-        uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
+        with sock:
+            uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     finally:
         source.close()
