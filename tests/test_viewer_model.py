@@ -62,3 +62,20 @@ def test_origins_positions_and_compactions_follow_the_log(steps):
                     assert r.compaction is None
         for a in range(c.next_seq + 1):
             assert view.diff(a).unchanged == c.changed_since(a)
+
+
+def test_a_message_shown_but_not_in_the_fold_has_no_position():
+    ctx = Context(messages=[Message.user("hi"), Message.assistant("hello")])
+    ctx.put_system_prompt_overlay("Today is Monday.")  # no leading system message: a new one is shown
+    view = ContextView(ctx)
+    rows = view.transcript().rows
+    assert [r.position for r in rows] == [None, 0, 1] and [r.seq for r in rows] == [None, 0, 1]
+    assert rows[0].message.text == "Today is Monday." and rows[0].to_json()["position"] is None
+    assert view.transcript().total_tokens == ctx.total_token_count() == sum(r.tokens for r in rows)
+    assert [r.position for r in view.transcript(seq=1).rows] == [0]  # the past has no overlay
+    # On a leading system message the overlay changes its text, not its position or origin.
+    ctx2 = Context(messages=[Message.system("Be brief."), Message.user("hi")])
+    ctx2.put_system_prompt_overlay("Today is Monday.")
+    rows = ContextView(ctx2).transcript().rows
+    assert [r.position for r in rows] == [0, 1] and [r.seq for r in rows] == [0, 1]
+    assert rows[0].message.text == "Be brief.\n\nToday is Monday."
