@@ -83,6 +83,7 @@ class VirtualList {
     } catch (err) { if (gen === this.gen) fail(err); } finally { if (gen === this.gen) this.loading.delete(p); }
   }
   render() {
+    if (this.sc.hidden || !this.count) return; // a hidden list asks for nothing
     const top = this.sc.scrollTop, h = this.sc.clientHeight || 600;
     const first = Math.max(0, Math.floor(top / this.rowH) - OVERSCAN);
     const last = Math.min(this.count, Math.ceil((top + h) / this.rowH) + OVERSCAN);
@@ -280,9 +281,10 @@ function statsLine(t) {
     fmt(t.next_seq) + ' events · ' + at;
 }
 
-async function loadTranscript() {
+async function loadTranscript(known) {
   const c = state.ctx;
-  const head = await api('/api/contexts/' + encodeURIComponent(c.id), { seq: state.seq, limit: 0, encoding: state.encoding });
+  const head = known || await api('/api/contexts/' + encodeURIComponent(c.id),
+                                   { seq: state.seq, limit: 0, encoding: state.encoding });
   c.next_seq = head.next_seq;
   $('seq').max = head.next_seq;
   $('seq').value = state.seq;
@@ -302,7 +304,7 @@ async function openContext(id) {
     $('budget').value = ''; $('diff-from').value = ''; $('diff-to').value = '';
     for (const li of $('contexts').children) li.classList.toggle('on', li.dataset.id === id);
     if (location.hash.slice(1) !== encodeURIComponent(id)) history.replaceState(null, '', '#' + encodeURIComponent(id));
-    await loadTranscript();
+    await loadTranscript(head);
     log.reset(head.next_seq);
     transcript.sc.scrollTop = 0; log.sc.scrollTop = 0;
   } catch (err) { fail(err); }
