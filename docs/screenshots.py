@@ -119,7 +119,7 @@ def main() -> None:
             for ctx in contexts:
                 store.save(ctx)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-dev-shm-usage"])
             terminal_png(contexts[0], browser, OUT / "show.png")
             serve_pngs(url, contexts[-1].id, browser)
             browser.close()

@@ -114,7 +114,7 @@ def big_site(tmp_path_factory) -> Iterator[tuple[str, Context]]:
 def browser():
     path = chromium()
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, headless=True, args=["--no-sandbox"])
+        b = p.chromium.launch(executable_path=path, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"])
         yield b
         b.close()
 

@@ -243,10 +243,10 @@ class ContextView:
         if offset < 0 or (limit is not None and limit < 0):
             raise ValueError("offset and limit must not be negative")
         s = self._at(seq)
+        total = self.total_tokens(seq, encoding)  # first: it counts every message in one call
         end = len(s.messages) if limit is None else min(len(s.messages), offset + limit)
         rows = [self._row(s, seq, i, encoding) for i in range(offset, end)]
-        return Transcript(self.ctx.id, seq, self.ctx.next_seq, len(s.messages), self.total_tokens(seq, encoding),
-                          offset, rows)
+        return Transcript(self.ctx.id, seq, self.ctx.next_seq, len(s.messages), total, offset, rows)
 
     def _row(self, s: _Shown, seq: int, i: int, encoding: str) -> Row:
         m = s.messages[i]
