@@ -3,6 +3,8 @@ against the library's answers, paging, search, 404/400 JSON, and only the page's
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from _viewer import origins, sample_context, with_compaction_record
 from ctxfold import Context, Message, Store
@@ -231,3 +233,16 @@ def test_read_only_and_loopback_names(file_ctx):
     # Another site's name pointed at this machine (DNS rebinding) is refused.
     assert c.get("/api/contexts", headers={"host": "evil.example"}).status_code == 400
     assert c.get("/api/contexts", headers={"host": "localhost:8765"}).status_code == 200
+
+
+def test_the_page_never_parses_text_as_html(file_ctx):
+    """The page's script puts content in with textContent only: none of the ways text becomes
+    markup or code appears in it (the browser test checks the effect)."""
+    ctx, c = file_ctx
+    script = c.get("/static/app.js").text
+    assert "textContent" in script
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
+                 "setTimeout('", 'setTimeout("', "createContextualFragment", "srcdoc"):
+        assert sink not in script, sink
+    page = c.get("/").text
+    assert "<script>" not in page and not re.search(r"\son[a-z]+\s*=", page)  # no inline code or handlers
