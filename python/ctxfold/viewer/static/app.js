@@ -117,7 +117,7 @@ function preview(m) {
     else if (!['text', 'thinking'].includes(p.type)) bits.push('[' + p.type + ']');
   }
   for (const c of m.tool_calls || []) bits.push('→ ' + c.name + '(' + compact(c.arguments ?? {}) + ')');
-  if (!bits.length && m.parts.some((p) => p.type === 'thinking')) bits.push('(thinking only)');
+  if (!bits.length) bits.push(m.parts.some((p) => p.type === 'thinking') ? '(thinking only)' : '(no content)');
   return bits.join('  ').replace(/\s+/g, ' ').slice(0, 400);
 }
 
