@@ -31,9 +31,16 @@ CHROMIUM_ENV = "CTXFOLD_TEST_CHROMIUM"
 BIG = 100_000
 
 
+# Where Chrome is when it is not on PATH (hosted CI machines of macOS and Windows have it there).
+_KNOWN = ("/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+          r"C:\Program Files\Google\Chrome\Application\chrome.exe",
+          r"C:\Program Files (x86)\Google\Chrome\Application\chrome.exe")
+
+
 def chromium() -> str:
     path = os.environ.get(CHROMIUM_ENV) or next(
-        (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
+        (p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "chrome")) if p), None) \
+        or next((p for p in _KNOWN if os.path.isfile(p)), None)
     if path:
         return path
     message = f"no Chromium: {CHROMIUM_ENV} is not set and none is on PATH (`apt-get install chromium`)"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import socket
 import subprocess
@@ -146,12 +145,19 @@ def run_cli(*args: str, **kw) -> subprocess.CompletedProcess:
                           encoding="utf-8", **kw)
 
 
-def test_plain_when_piped_colored_on_a_terminal(saved):
+def test_plain_when_piped(saved):
     ctx, path = saved
     piped = run_cli("show", path)
     assert piped.returncode == 0 and "stands for 4 messages" in piped.stdout
     assert not ANSI.search(piped.stdout)
     assert not ANSI.search(run_cli("show", path, "--events").stdout)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+def test_colored_on_a_terminal(saved):
+    import pty
+
+    ctx, path = saved
     # The same command on a terminal (a pseudo-terminal as its stdout) is colored.
     main_fd, child_fd = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")} | {"TERM": "xterm-256color"}
