@@ -1,4 +1,4 @@
-"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``, ``store URL …``."""
+"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``, ``store URL …``, ``show``, ``serve``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ._core import Message, SystemPromptMessage, ToolDefinitionsMessage, encodin
 from ._files import write_json_atomic
 from ._store_cli import add_store_parser, demo_turns, run_store
 from .demo_transcript import build_transcript
+from .viewer._cli import add_viewer_parsers, run_viewer
 
 
 def demo(n: int) -> None:
@@ -97,9 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("dst")
     sub.add_parser("encodings", help="list the token encodings")
     add_store_parser(sub)
+    add_viewer_parsers(sub)
     a = p.parse_args(argv)
     if a.cmd == "store":
         return run_store(a)
+    if a.cmd in ("show", "serve"):
+        return run_viewer(a)
     try:
         if a.cmd == "demo":
             demo(a.messages)
