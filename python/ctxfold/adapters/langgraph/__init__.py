@@ -67,7 +67,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         self._own_store = store is not None and not isinstance(store, Store)
         self.store: Store | None = Store(store) if store is not None and not isinstance(store, Store) else store
-        backend = self.store._db if self.store is not None else None
+        # The checkpoint rows go into the store's own database, on connections of their own.
+        backend: Any = self.store._db if self.store is not None else None
         if backend is None:
             self._tables = Tables()
         elif hasattr(backend, "_url"):

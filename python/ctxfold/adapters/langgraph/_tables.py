@@ -117,7 +117,10 @@ class Tables:
 
     def _run(self, op: Callable[[Callable[[str, Sequence[Any]], Any]], T]) -> T:
         with self._tx() as cur:
-            return op(lambda sql, params=(): cur.execute(self._q(sql), tuple(params)))
+            def execute(sql: str, params: Sequence[Any] = ()) -> Any:
+                return cur.execute(self._q(sql), tuple(params))
+
+            return op(execute)
 
     def close(self) -> None:
         with self._lock:
