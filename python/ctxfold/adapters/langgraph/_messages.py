@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from ..._context import Context
 from ..._core import Message
 from ...errors import FormatError
-from ...formats._langchain import FORMAT, _ai_out, _answer_out, _message_in, _message_out
+from ...formats._langchain import FORMAT, _ai_out, _answer_out, _is_json, _message_in, _message_out
 from ...formats._pairing import Answer, Call, View
 
 __all__ = ["MessageLog", "is_messages"]
@@ -53,12 +53,15 @@ def _to_langchain(m: Message, serde: Any) -> BaseMessage:
 
 def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
     """``lc`` as a ctxfold message that gives ``lc`` back ``==``."""
-    try:
-        m = _message_in(lc, "message")
-        if _to_langchain(m, serde) == lc:
-            return m
-    except (FormatError, TypeError, ValueError):
-        pass
+    # (a ToolMessage artifact that is not JSON: the mapping would drop it, with a warning)
+    if not (isinstance(lc, ToolMessage) and not _is_json(lc.artifact)):
+        try:
+            m = _message_in(lc, "message")
+            back = _to_langchain(m, serde)
+            if type(back) is type(lc) and back == lc:
+                return m
+        except (FormatError, TypeError, ValueError):
+            pass
     kind, data = serde.dumps_typed(lc)
     role = "assistant" if isinstance(lc, AIMessage) else "user"
     text = lc.content if isinstance(lc.content, str) else None
@@ -66,7 +69,10 @@ def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
     if isinstance(lc, ToolMessage) and isinstance(lc.tool_call_id, str):
         role, kw["tool_call_id"] = "tool", lc.tool_call_id
     meta = {_SERDE_KEY: {"serde": [kind, base64.b64encode(data).decode("ascii")], "class": type(lc).__name__}}
-    return Message(role, text, metadata=meta, **kw)
+    try:
+        return Message(role, text, metadata=meta, **kw)
+    except ValueError:  # text ctxfold refuses (lone surrogates): the bytes above hold it
+        return Message(role, None, metadata=meta, **kw)
 
 
 def _same(a: BaseMessage, b: BaseMessage) -> bool:
