@@ -22,6 +22,7 @@ import asyncio
 import os
 import random
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 try:
@@ -76,11 +77,16 @@ class ContextSaver(BaseCheckpointSaver[str]):
         else:
             self._tables = Tables(path=backend._path)
         self._logs = Logs(self.store, self.serde)
+        # Every call runs on this one thread: the database connections are this thread's (one
+        # to the store, one to the checkpoint tables, however many threads LangGraph calls
+        # from), and calls from many threads queue here instead of racing on the caches.
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxfold-langgraph")
 
     # ---- lifetime --------------------------------------------------------------------------
 
     def close(self) -> None:
         """Close the checkpoint tables' connections, and the store if this saver opened it."""
+        self._worker.shutdown(wait=True)
         self._tables.close()
         if self._own_store and self.store is not None:
             self.store.close()
@@ -99,7 +105,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     # ---- writing ---------------------------------------------------------------------------
 
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+    def _put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
             new_versions: ChannelVersions) -> RunnableConfig:
         """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
         its log, every other new channel version goes through ``serde``."""
@@ -128,7 +134,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._tables.put_checkpoint(row, str(run_id) if run_id is not None else None, blobs)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
-    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+    def _put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str = "") -> None:
         """Store a task's pending writes. Writes to LangGraph's special channels (error,
         interrupt, …) replace what the task wrote there before; other writes already stored
@@ -143,15 +149,15 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     # ---- reading ---------------------------------------------------------------------------
 
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+    def _get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``, else the thread's latest in
         the namespace), every message list read as the fold of its log at the recorded seq."""
         conf = config["configurable"]
         row = self._tables.checkpoint(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), get_checkpoint_id(config))
         return None if row is None else self._tuple(row)
 
-    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
+    def _list(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
+              before: RunnableConfig | None, limit: int | None) -> list[CheckpointTuple]:
         """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
         names them), or of every thread when ``config`` is ``None``; ``filter`` matches metadata
         keys, ``before`` keeps older checkpoints, ``limit`` caps the count."""
@@ -160,17 +166,16 @@ class ContextSaver(BaseCheckpointSaver[str]):
         rows = self._tables.checkpoints(
             str(thread_id) if thread_id is not None else None, conf.get("checkpoint_ns"),
             get_checkpoint_id(config) if config else None, get_checkpoint_id(before) if before else None)
-        left = limit
+        out: list[CheckpointTuple] = []
         for row in rows:
-            if left is not None and left <= 0:
-                return
+            if limit is not None and len(out) >= limit:
+                break
             if filter:
                 md = self.serde.loads_typed((row[6], row[7]))
                 if not all(md.get(k) == v for k, v in filter.items()):
                     continue
-            if left is not None:
-                left -= 1
-            yield self._tuple(row)
+            out.append(self._tuple(row))
+        return out
 
     def _tuple(self, row: CheckpointRow) -> CheckpointTuple:
         thread_id, ns, checkpoint_id, parent_id, kind, data, md_kind, md_data = row
@@ -196,7 +201,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     # ---- deleting and copying --------------------------------------------------------------
 
-    def delete_thread(self, thread_id: str) -> None:
+    def _delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, writes and message logs, in every namespace."""
         thread_id = str(thread_id)
         channels = self._tables.message_channels(thread_id, MESSAGES)
@@ -204,14 +209,14 @@ class ContextSaver(BaseCheckpointSaver[str]):
         for ns, channel in channels:
             self._logs.delete(log_id(thread_id, ns, channel))
 
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+    def _delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints whose metadata ``run_id`` is one of ``run_ids``, and their
         writes. The message logs keep their events (other checkpoints read them)."""
         ids = [str(r) for r in run_ids]
         if ids:
             self._tables.delete_checkpoints(self._tables.run_checkpoints(ids))
 
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+    def _copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread to another; each message log becomes a
         fork (``origin_context_id`` = the source's log) holding the source's whole log, so the
         copied checkpoints read exactly what the source's read."""
@@ -220,7 +225,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
             self._logs.copy(log_id(source, ns, channel), log_id(target, ns, channel))
         self._tables.copy_thread(source, target)
 
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+    def _prune(self, thread_ids: Sequence[str], strategy: str) -> None:
         """``"keep_latest"``: keep only each namespace's latest checkpoint (with its writes and
         its channel versions) of each thread; ``"delete"``: delete the threads. The message
         logs keep their events, the history ``messages_at`` reads."""
@@ -228,7 +233,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
             raise ValueError(f"unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
         for thread_id in map(str, thread_ids):
             if strategy == "delete":
-                self.delete_thread(thread_id)
+                self._delete_thread(thread_id)
                 continue
             for ns in self._tables.namespaces(thread_id):
                 rows = self._tables.checkpoints(thread_id, ns, None, None)
@@ -246,41 +251,90 @@ class ContextSaver(BaseCheckpointSaver[str]):
         n = 0 if current is None else current if isinstance(current, int) else int(str(current).split(".")[0])
         return f"{n + 1:032}.{random.random():016}"
 
-    # ---- async: the same calls on a worker thread -------------------------------------------
+    # ---- the calls: sync and async, both on the saver's thread ---------------------------------
+
+    def _call(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
+        return self._worker.submit(fn, *args, **kw).result()
 
     async def _off(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
-        # The one place the async methods meet the store: the store's calls block, so they run
-        # on a worker thread and the event loop never waits on the database.
-        return await asyncio.to_thread(fn, *args, **kw)
+        # The one place the async methods meet the store: its calls block, so they run on the
+        # saver's thread and the event loop never waits on the database.
+        return await asyncio.wrap_future(self._worker.submit(fn, *args, **kw))
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
+        its log (the seq it then stands at is recorded), every other new channel version goes
+        through ``serde``."""
+        return self._call(self._put, config, checkpoint, metadata, new_versions)
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        """Store a task's pending writes. Writes to LangGraph's special channels (error,
+        interrupt, …) replace what the task wrote there before; other writes already stored
+        are kept, as the stock savers do."""
+        self._call(self._put_writes, config, writes, task_id, task_path)
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names (its ``checkpoint_id``, else the thread's latest in
+        the namespace), every message list read as the fold of its log at the recorded seq."""
+        return self._call(self._get_tuple, config)
+
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
+        names them), or of every thread when ``config`` is ``None``; ``filter`` matches metadata
+        keys, ``before`` keeps older checkpoints, ``limit`` caps the count."""
+        return iter(self._call(self._list, config, filter, before, limit))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete the thread's checkpoints, writes and message logs, in every namespace."""
+        self._call(self._delete_thread, thread_id)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints whose metadata ``run_id`` is one of ``run_ids``, and their
+        writes. The message logs keep their events (other checkpoints read them)."""
+        self._call(self._delete_for_runs, run_ids)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread to another; each message log becomes a
+        fork (``origin_context_id`` = the source's log) holding the source's whole log, so the
+        copied checkpoints read exactly what the source's read."""
+        self._call(self._copy_thread, source_thread_id, target_thread_id)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``"keep_latest"``: keep only each namespace's latest checkpoint (with its writes and
+        its channel versions) of each thread; ``"delete"``: delete the threads. The message
+        logs keep their events, the history ``messages_at`` reads."""
+        self._call(self._prune, thread_ids, strategy)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await self._off(self.get_tuple, config)
+        return await self._off(self._get_tuple, config)
 
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
-        tuples = await self._off(lambda: list(self.list(config, filter=filter, before=before, limit=limit)))
-        for t in tuples:
+        for t in await self._off(self._list, config, filter, before, limit):
             yield t
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
-        return await self._off(self.put, config, checkpoint, metadata, new_versions)
+        return await self._off(self._put, config, checkpoint, metadata, new_versions)
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
-        await self._off(self.put_writes, config, writes, task_id, task_path)
+        await self._off(self._put_writes, config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await self._off(self.delete_thread, thread_id)
+        await self._off(self._delete_thread, thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._off(self.delete_for_runs, run_ids)
+        await self._off(self._delete_for_runs, run_ids)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._off(self.copy_thread, source_thread_id, target_thread_id)
+        await self._off(self._copy_thread, source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await self._off(self.prune, thread_ids, strategy=strategy)
+        await self._off(self._prune, thread_ids, strategy)
 
     def __repr__(self) -> str:
         return f"ContextSaver({'memory' if self.store is None else self.store.url})"
