@@ -10,12 +10,9 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
+from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
 from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES  # noqa: E402
-
-from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
-
-from _stores import pg_url, sqlite_url  # noqa: E402,F401
 
 pytestmark = pytest.mark.frameworks
 
@@ -42,9 +39,9 @@ def test_conformance_in_memory() -> None:
     _run(ContextSaver)
 
 
-def test_conformance_sqlite(sqlite_url) -> None:  # noqa: F811
+def test_conformance_sqlite(sqlite_url) -> None:
     _run(lambda: ContextSaver(sqlite_url))
 
 
-def test_conformance_postgres(pg_url) -> None:  # noqa: F811
+def test_conformance_postgres(pg_url) -> None:
     _run(lambda: ContextSaver(pg_url))

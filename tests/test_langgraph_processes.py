@@ -11,11 +11,10 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
-
 from _langgraph_graphs import Recording, chat_graph  # noqa: E402
 from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
 
 pytestmark = pytest.mark.frameworks
 
