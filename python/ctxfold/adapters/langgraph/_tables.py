@@ -83,6 +83,8 @@ class Tables:
                 assert self._path is not None
                 con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
                 con.execute("PRAGMA journal_mode=WAL")
+                # As the store's own connections: a commit survives any crash of the process.
+                con.execute("PRAGMA synchronous=NORMAL")
             with self._lock:
                 self._all.append(con)
             self._local.con = con
@@ -95,7 +97,8 @@ class Tables:
             with self._lock if self._memory is not None else _nolock():
                 con = self._con()
                 if self._pg is not None:
-                    with con.transaction():
+                    # One round trip for the statements of a write (a read waits for its rows).
+                    with con.pipeline(), con.transaction():
                         yield con.cursor()
                     return
                 con.execute("BEGIN IMMEDIATE")
