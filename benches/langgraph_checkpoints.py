@@ -230,36 +230,40 @@ def _median_ms(fn: Callable[[], Any], repeat: int = 5) -> float:
     return statistics.median(times) * 1e3
 
 
-def _reads(sizes: list[int], folder: str) -> None:
+def _read_row(n: int, folder: str) -> str:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
+    msgs = [HumanMessage(_text(i, "q"), id=f"h{i}") if i % 2 == 0 else
+            AIMessage(_text(i, "a"), id=f"a{i}", usage_metadata={"input_tokens": i, "output_tokens": 9,
+                                                                   "total_tokens": i + 9})
+            for i in range(n)]
+    latest: dict[str, Any] = {"configurable": {"thread_id": "read", "checkpoint_ns": ""}}
+    path = os.path.join(folder, f"read-{n}.db")
+    saver = ContextSaver(f"sqlite://{path}")
+    configs = _put_thread(saver, msgs, 4)
+    warm = _median_ms(lambda: saver.get_tuple(latest))
+    older = _median_ms(lambda: saver.get_tuple(configs[1]))
+    saver.close()
+
+    def cold() -> None:
+        with ContextSaver(f"sqlite://{path}") as fresh:
+            fresh.get_tuple(latest)
+
+    cold_ms = _median_ms(cold, 3)
+    con = sqlite3.connect(os.path.join(folder, f"read-stock-{n}.db"), check_same_thread=False)
+    stock = SqliteSaver(con)
+    _put_thread(stock, msgs, 4)
+    stock_ms = _median_ms(lambda: stock.get_tuple(latest))
+    con.close()
+    return f"{n:>9,} | {stock_ms:>11.1f} | {warm:>17.2f} | {older:>16.2f} | {cold_ms:>16.1f}"
+
+
+def _reads(sizes: list[int], folder: str) -> None:
     print("\nget_tuple of a thread's latest checkpoint, the whole list rebuilt as LangChain objects (median ms)")
     print(f"{'messages':>9} | {'SqliteSaver':>11} | {'ContextSaver warm':>17} | {'older checkpoint':>16} | "
           f"{'cold (new saver)':>16}")
     for n in sizes:
-        msgs = [HumanMessage(_text(i, "q"), id=f"h{i}") if i % 2 == 0 else
-                AIMessage(_text(i, "a"), id=f"a{i}", usage_metadata={"input_tokens": i, "output_tokens": 9,
-                                                                       "total_tokens": i + 9})
-                for i in range(n)]
-        path = os.path.join(folder, f"read-{n}.db")
-        saver = ContextSaver(f"sqlite://{path}")
-        configs = _put_thread(saver, msgs, 4)
-        latest = {"configurable": {"thread_id": "read", "checkpoint_ns": ""}}
-        warm = _median_ms(lambda: saver.get_tuple(latest))
-        older = _median_ms(lambda: saver.get_tuple(configs[1]))
-        saver.close()
-
-        def cold() -> None:
-            with ContextSaver(f"sqlite://{path}") as fresh:
-                fresh.get_tuple(latest)
-
-        cold_ms = _median_ms(cold, 3)
-        con = sqlite3.connect(os.path.join(folder, f"read-stock-{n}.db"), check_same_thread=False)
-        stock = SqliteSaver(con)
-        _put_thread(stock, msgs, 4)
-        stock_ms = _median_ms(lambda: stock.get_tuple(latest))
-        con.close()
-        print(f"{n:>9,} | {stock_ms:>11.1f} | {warm:>17.2f} | {older:>16.1f} | {cold_ms:>16.1f}")
+        print(_read_row(n, folder))
 
 
 def main() -> None:
