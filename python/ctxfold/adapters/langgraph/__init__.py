@@ -51,7 +51,8 @@ __all__ = ["ContextSaver"]
 
 _T = TypeVar("_T")
 
-# The blob type of a message channel's value: its data is the seq of the channel's log.
+# The blob type of a message channel's value: its data is "<seq> <token>", where the channel's
+# log stands (the token tells that log from one made anew under the same id).
 MESSAGES = "ctxfold.messages"
 
 
@@ -121,8 +122,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
             value = values[channel]
             cid = log_id(thread_id, ns, channel)
             if is_messages(value) or (isinstance(value, list) and not value and self._logs.exists(cid)):
-                seq = self._logs.put(cid, value)
-                blobs.append((channel, str(version), MESSAGES, str(seq).encode()))
+                ref = self._logs.put(cid, value, conf.get("checkpoint_id"), checkpoint["id"])
+                blobs.append((channel, str(version), MESSAGES, ref.encode()))
             else:
                 kind, data = self.serde.dumps_typed(value)
                 blobs.append((channel, str(version), kind, data))
@@ -183,7 +184,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         values: dict[str, Any] = {}
         for channel, blob_kind, blob in self._tables.blobs(thread_id, ns, checkpoint["channel_versions"]):
             if blob_kind == MESSAGES:
-                values[channel] = self._logs.read(log_id(thread_id, ns, channel), int(blob))
+                values[channel] = self._logs.read(log_id(thread_id, ns, channel), blob.decode())
             elif blob_kind != "empty":
                 values[channel] = self.serde.loads_typed((blob_kind, blob))
         writes = sorted(self._tables.writes(thread_id, ns, checkpoint_id), key=lambda w: writes_sort_key(w[4], w[0], w[5]))

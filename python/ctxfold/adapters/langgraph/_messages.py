@@ -93,6 +93,10 @@ class MessageLog:
         self.objects: dict[Message, BaseMessage] = {}
         self._head: list[BaseMessage] | None = None
         self._head_seq = -1
+        # the checkpoint this saver last recorded on the log (a put whose parent it is needs
+        # no look at the store first)
+        self.last_checkpoint: str | None = None
+        self.token = ctx.created_at.isoformat()
 
     # ---- reading -------------------------------------------------------------------------
 

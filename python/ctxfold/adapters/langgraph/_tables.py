@@ -48,6 +48,28 @@ _SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata"
 
 
+_PG_PUT = """WITH blobs AS (
+    INSERT INTO ctxfold_lg_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(t)s, %(ns)s, b.channel, b.version, b.type, b.blob
+    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[], %(blobs)s::bytea[])
+        AS b (channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob
+)
+INSERT INTO ctxfold_lg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+                                    metadata_type, metadata, run_id)
+VALUES (%(t)s, %(ns)s, %(id)s, %(parent)s, %(type)s, %(cp)s, %(md_type)s, %(md)s, %(run_id)s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+    type = EXCLUDED.type, checkpoint = EXCLUDED.checkpoint, metadata_type = EXCLUDED.metadata_type,
+    metadata = EXCLUDED.metadata, run_id = EXCLUDED.run_id"""
+
+_PG_WRITES = """INSERT INTO ctxfold_lg_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob,
+                               task_path)
+SELECT %(t)s, %(ns)s, %(cp)s, %(task)s, w.idx, w.channel, w.type, w.blob, %(path)s
+FROM unnest(%(idx)s::int[], %(channels)s::text[], %(types)s::text[], %(blobs)s::bytea[]) AS w (idx, channel, type, blob)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}"""
+_PG_WRITES_REPLACE = "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+
+
 class Tables:
     """The three tables on one database. ``postgres``: a psycopg URL; else ``path`` of a SQLite
     file, or ``None`` for a private in-memory database."""
@@ -111,6 +133,13 @@ class Tables:
         except (sqlite3.Error, _pg_error()) as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
+    def _pg_write(self, sql: str, params: dict[str, Any]) -> None:
+        """One statement in autocommit: its own transaction, one round trip."""
+        try:
+            self._con().execute(sql, params)
+        except _pg_error() as e:
+            raise StoreError(f"langgraph checkpoints: {e}") from e
+
     def _q(self, sql: str) -> str:
         return sql.replace("?", self._ph)
 
@@ -138,6 +167,12 @@ class Tables:
     def put_checkpoint(self, row: CheckpointRow, run_id: str | None,
                        blobs: Sequence[tuple[str, str, str, bytes]]) -> None:
         thread_id, ns = row[0], row[1]
+        if self._pg is not None:  # one statement: one round trip, one transaction
+            self._pg_write(_PG_PUT, {
+                "t": row[0], "ns": row[1], "id": row[2], "parent": row[3], "type": row[4], "cp": row[5],
+                "md_type": row[6], "md": row[7], "run_id": run_id, "channels": [b[0] for b in blobs],
+                "versions": [b[1] for b in blobs], "types": [b[2] for b in blobs], "blobs": [b[3] for b in blobs]})
+            return
         up = self._upsert("ctxfold_lg_checkpoints", _COLUMNS + ", run_id", 9, "thread_id, checkpoint_ns, checkpoint_id")
         ub = self._upsert("ctxfold_lg_blobs", "thread_id, checkpoint_ns, channel, version, type, blob", 6,
                           "thread_id, checkpoint_ns, channel, version")
@@ -206,6 +241,12 @@ class Tables:
         """``rows``: (idx, channel, type, data). ``replace``: overwrite rows already there
         (LangGraph's special channels); else keep them."""
         columns = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
+        if self._pg is not None:  # one statement
+            self._pg_write(_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
+                "t": thread_id, "ns": ns, "cp": checkpoint_id, "task": task_id, "path": task_path,
+                "idx": [r[0] for r in rows], "channels": [r[1] for r in rows], "types": [r[2] for r in rows],
+                "blobs": [r[3] for r in rows]})
+            return
         if replace:
             sql = self._upsert("ctxfold_lg_writes", columns, 9, "thread_id, checkpoint_ns, checkpoint_id, task_id, idx")
         elif self._pg is None:
