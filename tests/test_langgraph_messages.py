@@ -177,3 +177,82 @@ def test_a_checkpoint_logs_only_what_changed() -> None:
     assert log.next_seq == 53 and log.events()[-1].type == "remove"
     _put(saver, "t", [], cid, 4)  # all removed: one remove event
     assert log.next_seq == 54
+
+
+# ---- threads: copy, delete, prune, runs -------------------------------------------------------
+
+LOG = '["langgraph", "{}", "", "messages"]'
+
+
+def _thread(saver: ContextSaver, thread: str, turns: int, run: str = "r") -> list[tuple[str, list[BaseMessage]]]:
+    out: list[tuple[str, list[BaseMessage]]] = []
+    msgs: list[BaseMessage] = []
+    parent = None
+    for n in range(turns):
+        msgs = [*msgs, HumanMessage(f"q{n}", id=f"{thread}-h{n}"), AIMessage(f"a{n}", id=f"{thread}-a{n}")]
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": msgs}
+        cp["channel_versions"] = {"messages": f"{n:032}.0"}
+        conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
+        if parent:
+            conf["checkpoint_id"] = parent
+        saver.put({"configurable": conf}, cp, {"step": n, "run_id": f"{run}{n % 2}"}, dict(cp["channel_versions"]))
+        parent = cp["id"]
+        out.append((parent, msgs))
+    return out
+
+
+def test_copy_thread_forks_the_log(saver) -> None:
+    src = _thread(saver, "src", 3)
+    saver.copy_thread("src", "dst")
+    for cid, want in src:
+        _exact(_read(saver, "dst", cid), want)
+    # the copy goes on by itself: the source does not see it
+    more = [*src[-1][1], HumanMessage("only in dst", id="x")]
+    new = _put(saver, "dst", more, src[-1][0], 9)
+    _exact(_read(saver, "dst", new), more)
+    for cid, want in src:
+        _exact(_read(saver, "src", cid), want)
+    if saver.store is not None:
+        assert saver.store.load(LOG.format("dst")).origin_context_id == LOG.format("src")
+        with ContextSaver(saver.store.url) as fresh:
+            _exact(_read(fresh, "dst", new), more)
+
+
+def test_delete_thread_deletes_its_logs(saver) -> None:
+    _thread(saver, "gone", 2)
+    kept = _thread(saver, "kept", 2)
+    saver.delete_thread("gone")
+    assert saver.get_tuple({"configurable": {"thread_id": "gone", "checkpoint_ns": ""}}) is None
+    if saver.store is not None:
+        assert LOG.format("gone") not in saver.store and LOG.format("kept") in saver.store
+    _exact(_read(saver, "kept", kept[-1][0]), kept[-1][1])
+
+
+def test_a_thread_made_anew_is_never_read_at_the_old_logs_seqs(tmp_path) -> None:
+    url = f"sqlite://{tmp_path}/t.db"
+    with ContextSaver(url) as a, ContextSaver(url) as b:
+        first = _thread(a, "t", 3)
+        _exact(_read(b, "t", first[-1][0]), first[-1][1])  # b now holds the log
+        a.delete_thread("t")
+        again = [HumanMessage("other", id="o1"), AIMessage("history", id="o2")]
+        cid = _put(a, "t", again, None, 0)
+        _exact(_read(b, "t", cid), again)
+
+
+def test_prune_and_delete_for_runs_keep_what_is_left_exact(saver) -> None:
+    cps = _thread(saver, "p", 4, run="run")
+    saver.delete_for_runs(["run0"])
+    left = [c for c in saver.list({"configurable": {"thread_id": "p"}})]
+    assert {t.metadata["run_id"] for t in left} == {"run1"}
+    for t in left:
+        want = dict(cps)[t.config["configurable"]["checkpoint_id"]]
+        _exact(t.checkpoint["channel_values"]["messages"], want)
+    saver.prune(["p"])
+    (only,) = list(saver.list({"configurable": {"thread_id": "p"}}))
+    assert only.config["configurable"]["checkpoint_id"] == cps[-1][0]
+    _exact(only.checkpoint["channel_values"]["messages"], cps[-1][1])
+    saver.prune(["p"], strategy="delete")
+    assert list(saver.list({"configurable": {"thread_id": "p"}})) == []
+    with pytest.raises(ValueError):
+        saver.prune(["p"], strategy="everything")
