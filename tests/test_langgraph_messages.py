@@ -256,3 +256,17 @@ def test_prune_and_delete_for_runs_keep_what_is_left_exact(saver) -> None:
     assert list(saver.list({"configurable": {"thread_id": "p"}})) == []
     with pytest.raises(ValueError):
         saver.prune(["p"], strategy="everything")
+
+
+def test_a_message_that_cannot_be_stored_leaves_the_thread_as_it_was(saver) -> None:
+    first = [HumanMessage("q", id="h"), AIMessage("a", id="a")]
+    cid = _put(saver, "t", first, None, 0)
+    bad = [*first, HumanMessage("fine", id="h2"), ToolMessage("r", tool_call_id="c", id="t", artifact=object())]
+    with pytest.raises(TypeError):  # the serializer refuses it, as it does for the stock savers
+        _put(saver, "t", bad, cid, 1)
+    log = saver._logs._open.get('["langgraph", "t", "", "messages"]')
+    assert log is None or log.ctx.next_seq == 2
+    good = [*first, HumanMessage("fine", id="h2")]
+    cid2 = _put(saver, "t", good, cid, 2)
+    _exact(_read(saver, "t", cid2), good)
+    _exact(_read(saver, "t", cid), first)

@@ -96,6 +96,9 @@ class Logs:
                         self._open.pop(cid, None)
                         time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
                         continue
+                    except BaseException:
+                        self._open.pop(cid, None)  # unsaved events: the store's log is the truth
+                        raise
                 log.last_checkpoint = checkpoint
                 return f"{seq} {log.token}"
             raise ConflictError(f"{cid}: gave up after {_MAX_ATTEMPTS} attempts lost to other writers")

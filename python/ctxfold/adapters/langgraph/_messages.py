@@ -134,7 +134,10 @@ class MessageLog:
         appended. A reorder or an insert before kept messages removes from there on and appends
         the rest again (LangGraph's reducers never do that)."""
         head = self.head()
-        ctx = self.ctx
+        # The edits, planned (and every message converted) before the log changes: a message
+        # that cannot be stored leaves the log as it was.
+        # ("remove", first, last, []) / ("replace", pos, 0, [new]) / ("add", 0, 0, [new, ...])
+        ops: list[tuple[str, int, int, list[tuple[Message, BaseMessage]]]] = []
         n, m = len(head), len(target)
         i = j = 0
         while i < n and j < m and _same(head[i], target[j]):
@@ -149,10 +152,10 @@ class MessageLog:
                 t = target[j] if j < m else None
                 if t is not None and (_same(h, t) or (t.id is not None and t.id == h.id)):
                     if removing:
-                        ctx.remove_message_range(pos, pos + removing - 1)
+                        ops.append(("remove", pos, pos + removing - 1, []))
                         removing = 0
                     if not _same(h, t):
-                        ctx.replace_message(pos, self._logged(t))
+                        ops.append(("replace", pos, 0, [self._converted(t)]))
                     pos += 1
                     i += 1
                     j += 1
@@ -163,17 +166,25 @@ class MessageLog:
                     break
             removing += n - i  # what is left after a reorder goes, and comes again below
             if removing:
-                ctx.remove_message_range(pos, pos + removing - 1)
+                ops.append(("remove", pos, pos + removing - 1, []))
         if j < m:
-            ctx.add_messages([self._logged(x) for x in target[j:]])
+            ops.append(("add", 0, 0, [self._converted(x) for x in target[j:]]))
+        ctx = self.ctx
+        for kind, a, b, new in ops:
+            if kind == "remove":
+                ctx.remove_message_range(a, b)
+            elif kind == "replace":
+                ctx.replace_message(a, new[0][0])
+            else:
+                ctx.add_messages([x for x, _ in new])
+            for x, lc in new:
+                self.objects[x] = lc
         self._head = list(target)
         self._head_seq = ctx.next_seq
         return ctx.next_seq
 
-    def _logged(self, lc: BaseMessage) -> Message:
-        m = _to_ctxfold(lc, self.serde)
-        self.objects[m] = lc
-        return m
+    def _converted(self, lc: BaseMessage) -> tuple[Message, BaseMessage]:
+        return _to_ctxfold(lc, self.serde), lc
 
     def forget_head(self) -> None:
         self._head = None
