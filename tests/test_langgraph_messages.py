@@ -270,3 +270,12 @@ def test_a_message_that_cannot_be_stored_leaves_the_thread_as_it_was(saver) -> N
     cid2 = _put(saver, "t", good, cid, 2)
     _exact(_read(saver, "t", cid2), good)
     _exact(_read(saver, "t", cid), first)
+
+
+def test_a_closed_saver_refuses_calls(tmp_path) -> None:
+    saver = ContextSaver(f"sqlite://{tmp_path}/t.db")
+    _put(saver, "t", [HumanMessage("q", id="h")], None, 0)
+    saver.close()
+    saver.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})

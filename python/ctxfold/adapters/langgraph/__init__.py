@@ -22,7 +22,7 @@ import asyncio
 import os
 import random
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 try:
@@ -82,11 +82,16 @@ class ContextSaver(BaseCheckpointSaver[str]):
         # to the store, one to the checkpoint tables, however many threads LangGraph calls
         # from), and calls from many threads queue here instead of racing on the caches.
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxfold-langgraph")
+        self._closed = False
 
     # ---- lifetime --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the checkpoint tables' connections, and the store if this saver opened it."""
+        """Close the checkpoint tables' connections, and the store if this saver opened it;
+        later calls raise ``RuntimeError``. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
         self._worker.shutdown(wait=True)
         self._tables.close()
         if self._own_store and self.store is not None:
@@ -254,13 +259,18 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     # ---- the calls: sync and async, both on the saver's thread ---------------------------------
 
+    def _submit(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> Future[_T]:
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
+        return self._worker.submit(fn, *args, **kw)
+
     def _call(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
-        return self._worker.submit(fn, *args, **kw).result()
+        return self._submit(fn, *args, **kw).result()
 
     async def _off(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
         # The one place the async methods meet the store: its calls block, so they run on the
         # saver's thread and the event loop never waits on the database.
-        return await asyncio.wrap_future(self._worker.submit(fn, *args, **kw))
+        return await asyncio.wrap_future(self._submit(fn, *args, **kw))
 
     def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
             new_versions: ChannelVersions) -> RunnableConfig:

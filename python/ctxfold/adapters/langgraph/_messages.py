@@ -19,12 +19,11 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from ..._context import Context
 from ..._core import Message
 from ...errors import FormatError
-from ...formats._langchain import FORMAT, _ai_out, _answer_out, _is_json, _message_in, _message_out
+from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _is_json, _message_in, _message_out
 from ...formats._pairing import Answer, Call, View
 
 __all__ = ["MessageLog", "is_messages"]
 
-_OWN_CLASSES = ("ChatMessage", "FunctionMessage")
 _SERDE_KEY = "langgraph"
 
 
