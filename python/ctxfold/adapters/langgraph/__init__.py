@@ -83,8 +83,15 @@ class ContextSaver(BaseCheckpointSaver[str]):
         # from), and calls from many threads queue here instead of racing on the caches.
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxfold-langgraph")
         self._closed = False
+        # Open both connections now, on the thread that uses them, rather than in a first turn.
+        self._call(self._open_connections)
 
     # ---- lifetime --------------------------------------------------------------------------
+
+    def _open_connections(self) -> None:
+        self._tables.checkpoint("", "", "")
+        if self.store is not None:
+            self.store.head("")
 
     def close(self) -> None:
         """Close the checkpoint tables' connections, and the store if this saver opened it;
