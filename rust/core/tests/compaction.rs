@@ -249,6 +249,12 @@ fn pins_split_the_range_and_keep_their_group() {
     let before = ctx.raw_messages();
     let seqs = summarize(&mut ctx, &p);
     assert_eq!(seqs.len(), 3);
+    let r = &ctx.compactions()[0];
+    assert_eq!(
+        (r.first, r.last),
+        (p.first(), p.last()),
+        "the record spans the ranges"
+    );
     let now: Vec<String> = ctx.raw_messages().iter().map(|h| h.text()).collect();
     assert_eq!(now[1], "the summary");
     assert_eq!(now[2], before[5].text());
@@ -476,4 +482,45 @@ fn clearing_tool_results_keeps_the_pairing() {
         .clear_tool_results(&clear(0, 50, &[]))
         .unwrap()
         .is_empty());
+}
+
+#[test]
+fn with_both_limits_the_kept_suffix_meets_both() {
+    let mut ctx = chat(10);
+    let by_tokens = plan(
+        &mut ctx,
+        &PlanOptions {
+            keep_tokens: Some(200),
+            ..opts(100)
+        },
+    )
+    .unwrap();
+    let both = PlanOptions {
+        keep_tokens: Some(200),
+        keep_last: Some(10),
+        ..opts(100)
+    };
+    assert_eq!(plan(&mut ctx, &both).unwrap().last(), by_tokens.last());
+    let both = PlanOptions {
+        keep_tokens: Some(200),
+        keep_last: Some(1),
+        ..opts(100)
+    };
+    assert_eq!(plan(&mut ctx, &both).unwrap().last(), ctx.len() - 2);
+}
+
+#[test]
+fn a_turn_of_several_assistant_messages_is_one_group() {
+    let mut ctx = asked(2);
+    let turn = ctx.len();
+    add(&mut ctx, msg(Role::Assistant, "let me think"));
+    add(&mut ctx, msg(Role::Assistant, &words(50)));
+    add(&mut ctx, calling(&["c"]));
+    add(&mut ctx, answer("c", "ok"));
+    // Cutting between the turn's messages would send half a turn.
+    let o = PlanOptions {
+        keep_last: Some(3),
+        ..opts(10)
+    };
+    assert_eq!(plan(&mut ctx, &o).unwrap().last(), turn - 1);
 }

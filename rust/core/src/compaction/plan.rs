@@ -105,9 +105,10 @@ impl<H: MessageHandle> Context<H> {
             return Ok(None);
         }
         let start = self.compactable_start();
-        let mut cut = self.len();
+        // The kept suffix meets every limit given: it begins at the latest of their starts.
+        let mut cut = 0;
         if let Some(k) = o.keep_last {
-            cut = cut.min(self.len().saturating_sub(k));
+            cut = self.len().saturating_sub(k);
         }
         if o.keep_tokens.is_some() || o.keep_last.is_none() {
             let keep = o.keep_tokens.unwrap_or(o.max_tokens / 2);
@@ -116,7 +117,7 @@ impl<H: MessageHandle> Context<H> {
             for p in [sp, td].into_iter().flatten() {
                 specials.push((p, self.resolved_tokens(p, enc)?));
             }
-            cut = cut.min(self.suffix_start(keep, &specials, enc)?.0);
+            cut = cut.max(self.suffix_start(keep, &specials, enc)?.0);
         }
         if cut <= start {
             return Ok(None);

@@ -5,7 +5,8 @@ use crate::context::{Context, MessageHandle};
 use crate::event::Op;
 use serde_json::{Map, Value};
 
-/// An applied compaction: its event, the positions it stood for then, and its record.
+/// An applied compaction: its event, the positions it stood for then (the span of its
+/// ranges), and its record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     pub seq: u64,
@@ -20,12 +21,18 @@ impl<H: MessageHandle> Context<H> {
         self.events
             .iter()
             .filter_map(|e| match (e.op, e.data.get(KEY)) {
-                (Some(Op::Replace(first, last)), Some(Value::Object(r))) => Some(Record {
-                    seq: e.seq,
-                    first,
-                    last,
-                    record: r.clone(),
-                }),
+                (Some(Op::Replace(first, last)), Some(Value::Object(r))) => {
+                    // A pinned plan's span is recorded; its replace holds only the oldest range.
+                    let at = |k: &str, op: usize| {
+                        r.get(k).and_then(Value::as_u64).map_or(op, |p| p as usize)
+                    };
+                    Some(Record {
+                        seq: e.seq,
+                        first: at("first", first),
+                        last: at("last", last),
+                        record: r.clone(),
+                    })
+                }
                 _ => None,
             })
             .collect()
