@@ -259,3 +259,19 @@ def test_compactor_sync_and_async():
     assert len(ctx.compactions()) == 0
     summary = asyncio.run(Compactor(summarize, 500).acompact(ctx))
     assert summary is not None and summary.text == "async summary"
+
+
+def test_a_dynamic_message_is_summarized_as_shown():
+    ctx = Context()
+    hooked = Message.user("memory:", hook_ids=[ctxfold.hook_id("mem")])
+    ctx.add_message(hooked)
+    for i in range(6):
+        ctx.add_message(Message.user(f"{i} {words(30)}"))
+    ctx.materialize({"mem": "the user likes tea"})
+    plan = ctx.plan_compaction(100, keep_last=2)
+    assert plan is not None
+    assert plan.messages[0] is hooked
+    assert plan.shown[0].text == "memory:\n\nthe user likes tea"
+    assert "the user likes tea" in plan.to("openai_chat")["messages"][0]["content"]
+    assert plan.tokens_before == sum(m.count_tokens() for m in plan.shown)
+    assert plan.shown[1:] == plan.messages[1:]

@@ -94,16 +94,17 @@ def _plan(
     got = _core.compaction_plan(core, max_tokens, keep_tokens, keep_last, encoding, list(pinned))
     if got is None:
         return None
-    ranges, messages, shown, based_on, tokens_before = got
+    ranges, logged, shown, based_on, tokens_before = got
+    messages = tuple(logged)
     return CompactionPlan(
         first=ranges[0][0],
         last=ranges[-1][1],
         ranges=tuple((a, b) for a, b in ranges),
-        messages=tuple(messages),
+        messages=messages,
         based_on=based_on,
         tokens_before=tokens_before,
         encoding=encoding,
-        shown=tuple(shown),
+        shown=messages if shown is None else tuple(shown),
     )
 
 

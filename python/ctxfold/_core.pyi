@@ -141,8 +141,9 @@ def compaction_plan(
     keep_last: int | None,
     encoding: str,
     pinned: Sequence[int],
-) -> tuple[list[tuple[int, int]], list[Message], list[Message], int, int] | None:
-    """``(ranges, messages, shown, based_on, tokens_before)``, or ``None``: nothing to do."""
+) -> tuple[list[tuple[int, int]], list[Message], list[Message] | None, int, int] | None:
+    """``(ranges, messages, shown, based_on, tokens_before)`` (``shown`` ``None``: the same as
+    ``messages``), or ``None``: nothing to do."""
 
 def compaction_apply(
     core: ContextCore,

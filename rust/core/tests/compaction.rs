@@ -524,3 +524,19 @@ fn a_turn_of_several_assistant_messages_is_one_group() {
     };
     assert_eq!(plan(&mut ctx, &o).unwrap().last(), turn - 1);
 }
+
+#[test]
+fn an_answer_far_into_the_kept_suffix_keeps_its_call() {
+    let mut ctx = asked(3);
+    let turn = ctx.len();
+    add(&mut ctx, calling(&["slow"]));
+    for i in 0..5 {
+        add(&mut ctx, msg(Role::User, &format!("meanwhile {i}")));
+    }
+    add(&mut ctx, answer("slow", "finally"));
+    let o = PlanOptions {
+        keep_last: Some(3),
+        ..opts(10)
+    };
+    assert_eq!(plan(&mut ctx, &o).unwrap().last(), turn - 1);
+}

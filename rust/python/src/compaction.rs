@@ -24,12 +24,13 @@ fn position(name: &str, i: Int) -> PyResult<usize> {
 type PlanOut<'py> = (
     Vec<(usize, usize)>,
     Bound<'py, PyList>,
-    Bound<'py, PyList>,
+    Option<Bound<'py, PyList>>,
     u64,
     u64,
 );
 
-/// `(ranges, messages, shown, based_on, tokens_before)`, or `None` when nothing is to be done.
+/// `(ranges, messages, shown, based_on, tokens_before)` (`shown`: `None` when it is
+/// `messages`), or `None` when nothing is to be done.
 #[pyfunction]
 #[pyo3(signature = (core, max_tokens, keep_tokens, keep_last, encoding, pinned))]
 pub fn compaction_plan<'py>(
@@ -61,7 +62,7 @@ pub fn compaction_plan<'py>(
     Ok(Some((
         p.ranges,
         handles_to_list(py, &p.messages)?,
-        handles_to_list(py, &p.shown)?,
+        p.shown.map(|s| handles_to_list(py, &s)).transpose()?,
         p.based_on,
         p.tokens_before,
     )))

@@ -6,6 +6,7 @@
 
 use crate::context::{Context, MessageHandle};
 use crate::message::Role;
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Clone)]
@@ -48,19 +49,26 @@ impl<H: MessageHandle> Context<H> {
     /// after them. Past `to` the scan goes on only while a turn runs on or a call made before
     /// `to` is still unanswered (its answer may sit in the kept suffix), so a transcript whose
     /// calls are answered where they are made is read up to `to` and no further.
-    pub(crate) fn call_groups(&self, from: usize, to: usize) -> Vec<Group> {
+    ///
+    /// The same pass collects the positions before `to` whose metadata has `"pinned": true`.
+    pub(crate) fn call_groups(&self, from: usize, to: usize) -> (Vec<Group>, Vec<usize>) {
         let mut groups: Vec<Group> = Vec::new();
+        let mut marked = Vec::new();
         // Call id → the group of the latest call made with it.
         let mut by_id: HashMap<String, usize> = HashMap::new();
         let mut open: HashSet<String> = HashSet::new();
         // The run of assistant messages being read: (its start, its group if it calls).
         let mut run: Option<(usize, Option<usize>)> = None;
-        for p in from..self.len() {
+        // Sequential over the fold: no search per position.
+        for (p, seq) in (from..).zip(self.transcript.iter_from(from)) {
             let running = run.is_some();
             if p >= to && open.is_empty() && !running {
                 break;
             }
-            let m = self.raw_at(p).expect("in range").message();
+            let m = self.handle(seq).message();
+            if p < to && m.metadata.get("pinned") == Some(&Value::Bool(true)) {
+                marked.push(p);
+            }
             if m.role == Role::Assistant {
                 let (start, group) = run.get_or_insert((p, None));
                 if p >= to && *start >= to {
@@ -100,7 +108,7 @@ impl<H: MessageHandle> Context<H> {
                 }
             }
         }
-        groups
+        (groups, marked)
     }
 }
 

@@ -14,7 +14,6 @@ use crate::context::{Context, MessageHandle};
 use crate::error::{Error, Result};
 use crate::message::Role;
 use crate::tokens::Encoding;
-use serde_json::Value;
 
 #[derive(Debug, Clone)]
 pub struct PlanOptions {
@@ -33,8 +32,9 @@ pub struct Plan<H> {
     pub ranges: Vec<(usize, usize)>,
     /// The logged messages of the ranges, in order.
     pub messages: Vec<H>,
-    /// The same messages as `messages` shows them (dynamic ones resolved).
-    pub shown: Vec<H>,
+    /// The same messages as `messages` shows them (dynamic ones resolved); `None` when that
+    /// is `messages` itself (none of them is dynamic).
+    pub shown: Option<Vec<H>>,
     /// `next_seq` when planned.
     pub based_on: u64,
     /// Tokens of the summarized messages as shown.
@@ -129,12 +129,19 @@ impl<H: MessageHandle> Context<H> {
         } else {
             start
         };
-        let groups = self.call_groups(scan_from, cut);
+        let (groups, marked) = self.call_groups(scan_from, cut);
         let cut = clean_cut(&groups, cut);
         if cut <= start {
             return Ok(None);
         }
-        let ranges = self.ranges_between(start, cut, &groups, &o.pinned);
+        let pins: Vec<usize> = o
+            .pinned
+            .iter()
+            .chain(&marked)
+            .copied()
+            .filter(|p| (start..cut).contains(p))
+            .collect();
+        let ranges = ranges_between(start, cut, &groups, &pins);
         if ranges.is_empty() {
             return Ok(None);
         }
@@ -142,15 +149,18 @@ impl<H: MessageHandle> Context<H> {
         let mut messages = Vec::with_capacity(count);
         let mut shown = Vec::with_capacity(count);
         let mut tokens_before = 0;
+        let mut dynamic = false;
         for &(a, b) in &ranges {
-            for p in a..=b {
-                let s = self.transcript.get(p).expect("in range");
+            let seqs: Vec<u32> = self.transcript.iter_from(a).take(b - a + 1).collect();
+            for s in seqs {
                 messages.push(self.handle(s).clone());
+                dynamic |= self.hooked.contains(s);
                 let h = self.resolved(s);
                 tokens_before += crate::tokens::message_tokens(h.message(), enc)?;
                 shown.push(h);
             }
         }
+        let shown = dynamic.then_some(shown);
         Ok(Some(Plan {
             ranges,
             messages,
@@ -160,54 +170,42 @@ impl<H: MessageHandle> Context<H> {
             encoding: enc,
         }))
     }
+}
 
-    /// `[start, cut)` without the pinned positions (given, or marked `"pinned": true`), the
-    /// groups holding them and any group begun before `start`, as inclusive runs.
-    fn ranges_between(
-        &self,
-        start: usize,
-        cut: usize,
-        groups: &[Group],
-        pinned: &[usize],
-    ) -> Vec<(usize, usize)> {
-        let mut out_: Vec<bool> = vec![false; cut - start];
-        let mut pins: Vec<usize> = pinned
-            .iter()
-            .copied()
-            .filter(|p| (start..cut).contains(p))
-            .collect();
-        for p in start..cut {
-            let m = self.raw_at(p).expect("in range").message();
-            if m.metadata.get("pinned") == Some(&Value::Bool(true)) {
-                pins.push(p);
-            }
+/// `[start, cut)` without the pinned positions (`pins`, all inside it), the groups holding
+/// them and any group begun before `start`, as inclusive runs.
+fn ranges_between(
+    start: usize,
+    cut: usize,
+    groups: &[Group],
+    pins: &[usize],
+) -> Vec<(usize, usize)> {
+    let mut out_: Vec<bool> = vec![false; cut - start];
+    let mut exclude = |p: usize| {
+        if (start..cut).contains(&p) {
+            out_[p - start] = true;
         }
-        let mut exclude = |p: usize| {
-            if (start..cut).contains(&p) {
-                out_[p - start] = true;
-            }
-        };
-        for &p in &pins {
-            exclude(p);
-        }
-        for g in groups {
-            if g.lo() < start || pins.iter().any(|&p| g.holds(p)) {
-                g.members().for_each(&mut exclude);
-            }
-        }
-        let mut ranges = Vec::new();
-        let mut run: Option<usize> = None;
-        for p in start..=cut {
-            let kept_out = p == cut || out_[p - start];
-            match (run, kept_out) {
-                (None, false) => run = Some(p),
-                (Some(a), true) => {
-                    ranges.push((a, p - 1));
-                    run = None;
-                }
-                _ => {}
-            }
-        }
-        ranges
+    };
+    for &p in pins {
+        exclude(p);
     }
+    for g in groups {
+        if g.lo() < start || pins.iter().any(|&p| g.holds(p)) {
+            g.members().for_each(&mut exclude);
+        }
+    }
+    let mut ranges = Vec::new();
+    let mut run: Option<usize> = None;
+    for p in start..=cut {
+        let kept_out = p == cut || out_[p - start];
+        match (run, kept_out) {
+            (None, false) => run = Some(p),
+            (Some(a), true) => {
+                ranges.push((a, p - 1));
+                run = None;
+            }
+            _ => {}
+        }
+    }
+    ranges
 }
