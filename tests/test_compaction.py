@@ -229,14 +229,16 @@ def test_bad_arguments():
         Compactor(lambda p: "s", 10, keep_lst=3)
 
 
-def test_a_compaction_is_one_event_to_save(tmp_path):
-    with Store(str(tmp_path / "s.db")) as store:
+def test_a_compaction_is_one_event_to_save(store_url, sql):
+    with Store(store_url) as store:
         ctx = chat()
         store.save(ctx)
         saved = ctx.stored_seq
         ctx.compact(lambda plan: "short", 500)
         assert ctx.next_seq == saved + 1
+        sql.count_writes()
         store.save(ctx)
+        assert sql.writes().get("ctxfold_events") == 1
         loaded = store.load(ctx.id)
         assert [m.text for m in loaded.messages] == [m.text for m in ctx.messages]
         assert loaded.compactions() == ctx.compactions()

@@ -39,8 +39,8 @@ def turn(i: int) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.parametrize("where", ["memory", "sqlite"])
-def test_a_session_compacts_after_add_items_and_keeps_the_log(where, tmp_path):
+@pytest.mark.parametrize("where", ["memory", "sqlite", "postgres"])
+def test_a_session_compacts_after_add_items_and_keeps_the_log(where, tmp_path, request):
     plans: list[CompactionPlan] = []
 
     async def summarize(plan: CompactionPlan) -> str:
@@ -48,7 +48,8 @@ def test_a_session_compacts_after_add_items_and_keeps_the_log(where, tmp_path):
         request = plan.to("openai_responses")
         return f"summary of {len(request['input']) - 1} items"
 
-    store = Store(str(tmp_path / "s.db")) if where == "sqlite" else None
+    urls = {"sqlite": lambda: str(tmp_path / "s.db"), "postgres": lambda: request.getfixturevalue("pg_url")}
+    store = Store(urls[where]()) if where in urls else None
     session = ContextSession("s1", store, compaction=Compactor(summarize, 400, keep_last=4))
 
     async def main() -> list[Any]:
