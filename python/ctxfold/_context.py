@@ -78,7 +78,7 @@ class Context(CompactionMixin):
         self.notify = notify
         self.cancellation_check = cancellation_check
         self.approval_handler = approval_handler
-        # The next_seq at the last save to or load from a store (SPEC §11); None before. The
+        # The next_seq at the last save to or load from a store; None before. The
         # store also remembers which store and what state text that was, to skip empty saves.
         self.stored_seq: int | None = None
         self._stored_state: tuple[str, str] | None = None

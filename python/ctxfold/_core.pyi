@@ -59,7 +59,7 @@ def encodings() -> list[str]:
 def format_export(
     format: str, src: ContextCore | list[Message], strict: bool, instructions: bool, pair: bool = True
 ) -> dict[str, Any]:
-    """The request's keyword arguments for ``format`` (SPEC §10); ``pair=False``
+    """The request's keyword arguments for ``format``; ``pair=False``
     (``openai_responses`` only): the items as they are, with no pairing plan."""
 
 def format_import(format: str, data: Iterable[Any], system: Any = None) -> list[Message]:
@@ -77,7 +77,7 @@ def count_text(text: str, encoding: str = "cl100k_base") -> int:
 def _rank_file(name: str) -> bytes:
     """The BPE rank file of an encoding in tiktoken's format, byte for byte (for the tests' oracle)."""
 
-# ---- the store's rows (SPEC §11; ctxfold/stores) ----------------------------------------
+# ---- the store's rows (ctxfold/stores) ----------------------------------------
 
 def store_rows(
     core: ContextCore, stored_seq: int | None, runtime: dict[str, _JSON]

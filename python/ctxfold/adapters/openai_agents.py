@@ -1,4 +1,4 @@
-"""ctxfold as the OpenAI Agents SDK's ``Session`` (SPEC §12; extra ``ctxfold[openai-agents]``).
+"""ctxfold as the OpenAI Agents SDK's ``Session`` (extra ``ctxfold[openai-agents]``).
 
 ``ContextSession(session_id, store=None, *, session_settings=None)`` keeps the Responses input
 items the SDK hands it as a ctxfold ``Context``, one message per item, through the
@@ -154,7 +154,7 @@ class ContextSession:
     def token_window(self, max_tokens: int, encoding: str = "o200k_base") -> SessionInputCallback:
         """A ``RunConfig(session_input_callback=...)`` that gives the model the longest suffix
         of the history that fits in ``max_tokens`` together with the new input (tokens counted
-        exactly by ctxfold, SPEC §6, from counts cached per message), never starting on a tool
+        exactly by ctxfold, from counts cached per message), never starting on a tool
         result. The whole history stays in the session; only the model's view is windowed."""
         if not isinstance(max_tokens, int) or max_tokens < 0:
             raise ValueError("max_tokens must be an int >= 0")

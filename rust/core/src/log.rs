@@ -1,6 +1,6 @@
 //! The log: every event enters a context here, through `apply`, whether a live mutation
 //! writes it or a file replays it. `apply` checks the event's op against the transcript, folds
-//! it in, and appends the event; the mutations of SPEC §4.4 add the anchor rules around it.
+//! it in, and appends the event; the mutating methods add the anchor rules around it.
 
 use crate::context::{Context, MessageHandle, Seed, INTERRUPTED};
 use crate::error::{Error, Result};
