@@ -45,6 +45,8 @@ class CompactionPlan:
     encoding: str
     shown: tuple[Message, ...] = field(repr=False)
     """The same messages as ``messages`` shows them (dynamic messages resolved)."""
+    context_id: str = field(repr=False)
+    """The id of the context planned: a plan applies to it alone."""
 
     def to(self, format: str, *, prompt: str | None = SUMMARY_PROMPT, strict: bool = False) -> Any:
         """The range as a request for a model to summarize: the messages as shown, then a user
@@ -94,7 +96,7 @@ def _plan(
     got = _core.compaction_plan(core, max_tokens, keep_tokens, keep_last, encoding, list(pinned))
     if got is None:
         return None
-    ranges, logged, shown, based_on, tokens_before = got
+    context_id, ranges, logged, shown, based_on, tokens_before = got
     messages = tuple(logged)
     return CompactionPlan(
         first=ranges[0][0],
@@ -105,6 +107,7 @@ def _plan(
         tokens_before=tokens_before,
         encoding=encoding,
         shown=messages if shown is None else tuple(shown),
+        context_id=context_id,
     )
 
 
@@ -153,7 +156,7 @@ class CompactionMixin:
         if not isinstance(plan, CompactionPlan):
             raise TypeError(f"expected a CompactionPlan, got {type(plan).__name__}")
         events = _core.compaction_apply(
-            self._core, plan.ranges, plan.based_on, plan.tokens_before, plan.encoding, _checked(summary)
+            self._core, plan.context_id, plan.ranges, plan.based_on, plan.tokens_before, plan.encoding, _checked(summary)
         )
         for e in events:
             self._publish(e)

@@ -141,12 +141,13 @@ def compaction_plan(
     keep_last: int | None,
     encoding: str,
     pinned: Sequence[int],
-) -> tuple[list[tuple[int, int]], list[Message], list[Message] | None, int, int] | None:
-    """``(ranges, messages, shown, based_on, tokens_before)`` (``shown`` ``None``: the same as
-    ``messages``), or ``None``: nothing to do."""
+) -> tuple[str, list[tuple[int, int]], list[Message], list[Message] | None, int, int] | None:
+    """``(context id, ranges, messages, shown, based_on, tokens_before)`` (``shown`` ``None``:
+    the same as ``messages``), or ``None``: nothing to do."""
 
 def compaction_apply(
     core: ContextCore,
+    context: str,
     ranges: Sequence[tuple[int, int]],
     based_on: int,
     tokens_before: int,

@@ -405,6 +405,26 @@ fn an_empty_summary_writes_nothing() {
 }
 
 #[test]
+fn a_plan_applies_to_its_own_context_only() {
+    let mut ctx = chat(10);
+    let p = plan(
+        &mut ctx,
+        &PlanOptions {
+            keep_last: Some(2),
+            ..opts(10)
+        },
+    )
+    .unwrap();
+    let mut other = chat(10);
+    let n = other.next_seq();
+    assert!(matches!(
+        other.apply_plan(&p, Summary::Text("s".into())),
+        Err(Error::Value(_))
+    ));
+    assert_eq!(other.next_seq(), n);
+}
+
+#[test]
 fn a_pin_outside_the_transcript_is_refused() {
     let mut ctx = chat(2);
     let o = PlanOptions {

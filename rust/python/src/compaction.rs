@@ -22,6 +22,7 @@ fn position(name: &str, i: Int) -> PyResult<usize> {
 }
 
 type PlanOut<'py> = (
+    String,
     Vec<(usize, usize)>,
     Bound<'py, PyList>,
     Option<Bound<'py, PyList>>,
@@ -29,7 +30,7 @@ type PlanOut<'py> = (
     u64,
 );
 
-/// `(ranges, messages, shown, based_on, tokens_before)` (`shown`: `None` when it is
+/// `(context id, ranges, messages, shown, based_on, tokens_before)` (`shown`: `None` when it is
 /// `messages`), or `None` when nothing is to be done.
 #[pyfunction]
 #[pyo3(signature = (core, max_tokens, keep_tokens, keep_last, encoding, pinned))]
@@ -60,6 +61,7 @@ pub fn compaction_plan<'py>(
     };
     let Some(p) = plan else { return Ok(None) };
     Ok(Some((
+        p.context,
         p.ranges,
         handles_to_list(py, &p.messages)?,
         p.shown.map(|s| handles_to_list(py, &s)).transpose()?,
@@ -70,10 +72,12 @@ pub fn compaction_plan<'py>(
 
 /// The events written: the replace, then one removal per further range.
 #[pyfunction]
-#[pyo3(signature = (core, ranges, based_on, tokens_before, encoding, summary))]
+#[pyo3(signature = (core, context, ranges, based_on, tokens_before, encoding, summary))]
+#[allow(clippy::too_many_arguments)]
 pub fn compaction_apply(
     py: Python<'_>,
     core: &ContextCore,
+    context: &str,
     ranges: Vec<(Int, Int)>,
     based_on: Int,
     tokens_before: Int,
@@ -99,7 +103,7 @@ pub fn compaction_apply(
     let enc = Encoding::parse(encoding).py()?;
     let mut c = core.lock(py);
     let seqs = c
-        .apply_compaction(&ranges, based_on, tokens_before, enc, summary)
+        .apply_compaction(context, &ranges, based_on, tokens_before, enc, summary)
         .py()?;
     Ok(seqs
         .into_iter()

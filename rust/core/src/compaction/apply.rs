@@ -18,18 +18,25 @@ pub enum Summary<H> {
 }
 
 impl<H: MessageHandle> Context<H> {
-    /// Write the summary in place of the plan's oldest range (one replace event carrying the
+    /// Write the summary in place of the oldest range of a plan made for this context (one replace event carrying the
     /// record under `"compaction"`) and remove each further range (one `remove` event each).
     /// `ConflictError` when an event since `based_on` touched the ranges or anything before
     /// them; then nothing is written. Returns the new events' seqs, the replace's first.
     pub fn apply_compaction(
         &mut self,
+        context: &str,
         ranges: &[(usize, usize)],
         based_on: u64,
         tokens_before: u64,
         enc: Encoding,
         summary: Summary<H>,
     ) -> Result<Vec<u64>> {
+        if context != self.id {
+            return Err(Error::Value(format!(
+                "the plan was made for context {context}, not {}",
+                self.id
+            )));
+        }
         check_ranges(ranges)?;
         if based_on > self.next_seq() {
             return Err(Error::Value(format!(
@@ -85,6 +92,7 @@ impl<H: MessageHandle> Context<H> {
     /// `apply_compaction` with a plan made here.
     pub fn apply_plan(&mut self, plan: &Plan<H>, summary: Summary<H>) -> Result<Vec<u64>> {
         self.apply_compaction(
+            &plan.context,
             &plan.ranges,
             plan.based_on,
             plan.tokens_before,

@@ -35,6 +35,8 @@ pub struct Plan<H> {
     /// The same messages as `messages` shows them (dynamic ones resolved); `None` when that
     /// is `messages` itself (none of them is dynamic).
     pub shown: Option<Vec<H>>,
+    /// The id of the context planned.
+    pub context: String,
     /// `next_seq` when planned.
     pub based_on: u64,
     /// Tokens of the summarized messages as shown.
@@ -165,6 +167,7 @@ impl<H: MessageHandle> Context<H> {
             ranges,
             messages,
             shown,
+            context: self.id.clone(),
             based_on: self.next_seq(),
             tokens_before,
             encoding: enc,
