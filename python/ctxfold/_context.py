@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import _core, _runtime
+from ._compaction import CompactionMixin
 from ._core import (
     BOOKKEEPING_EVENT_TYPES,
     EVENT_TYPES,
@@ -39,7 +40,7 @@ def _as_message(m: Any) -> Message:
     raise TypeError(f"expected a Message, got {type(m).__name__}")
 
 
-class Context:
+class Context(CompactionMixin):
     """An agent's conversation: an append-only event log whose fold is ``messages``."""
 
     def __init__(

@@ -33,6 +33,10 @@ __all__ = [
     "context_savepoint",
     "context_rewind",
     "shown_tail",
+    "compaction_plan",
+    "compaction_apply",
+    "compaction_clear_tool_results",
+    "compaction_records",
     "format_export",
     "format_import",
     "format_response",
@@ -129,6 +133,41 @@ def context_rewind(core: ContextCore, point: Savepoint) -> None:
 
 def shown_tail(core: ContextCore, k: int) -> list[Message]:
     """The last ``k`` messages of ``messages``, the same objects."""
+
+def compaction_plan(
+    core: ContextCore,
+    max_tokens: int,
+    keep_tokens: int | None,
+    keep_last: int | None,
+    encoding: str,
+    pinned: Sequence[int],
+) -> tuple[str, list[tuple[int, int]], list[Message], list[Message] | None, int, int] | None:
+    """``(context id, ranges, messages, shown, based_on, tokens_before)`` (``shown`` ``None``:
+    the same as ``messages``), or ``None``: nothing to do."""
+
+def compaction_apply(
+    core: ContextCore,
+    context: str,
+    ranges: Sequence[tuple[int, int]],
+    based_on: int,
+    tokens_before: int,
+    encoding: str,
+    summary: str | Message,
+) -> list[Event]:
+    """Write the compaction (a compare-and-swap on ``based_on``); the events written."""
+
+def compaction_clear_tool_results(
+    core: ContextCore,
+    keep_last: int,
+    min_tokens: int,
+    exclude_tools: Sequence[str],
+    placeholder: str,
+    encoding: str,
+) -> list[Event]:
+    """Replace old tool results by the placeholder; the events written."""
+
+def compaction_records(core: ContextCore) -> list[tuple[int, int, int, dict[str, _JSON]]]:
+    """``(seq, first, last, record)`` of each applied compaction, oldest first."""
 
 @final
 class Part:

@@ -52,7 +52,7 @@ fn call_text(name: Option<&Value>, args: Option<&Value>) -> String {
     format!("{name}({args})")
 }
 
-fn value_text(v: Option<&Value>) -> Option<String> {
+pub(crate) fn value_text(v: Option<&Value>) -> Option<String> {
     match v {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
