@@ -8,10 +8,10 @@ import pytest
 
 griffe = pytest.importorskip("griffe", reason="griffe comes with mkdocstrings-python, in the test extra")
 
-# The modules the reference pages show (``::: name`` in docs/api): the package, formats, stores
-# and every adapter module. Their public names are their ``__all__``, so what is added to them
+# The modules the reference pages show (``::: name`` in docs/api): the package, formats, stores,
+# the viewer and every adapter module. Their public names are their ``__all__``, so what is added to them
 # later is checked too.
-PAGES = ("ctxfold", "ctxfold.formats", "ctxfold.stores")
+PAGES = ("ctxfold", "ctxfold.formats", "ctxfold.stores", "ctxfold.viewer")
 
 
 def shown(package) -> list[str]:

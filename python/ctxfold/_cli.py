@@ -1,4 +1,4 @@
-"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``, ``store URL …``."""
+"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``, ``store URL …``, ``show``, ``serve``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ._core import Message, SystemPromptMessage, ToolDefinitionsMessage, __versi
 from ._files import report, write_json
 from ._store_cli import add_store_parser, demo_turns, run_store
 from .demo_transcript import build_transcript
+from .viewer._cli import add_viewer_parsers, run_viewer
 
 DESCRIPTION = ("An LLM agent's conversation as an append-only event log: see a saved context, convert it "
                "to and from provider requests, keep contexts in a store, or time every operation on a "
@@ -121,6 +122,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("dst", metavar="OUT")
     sub.add_parser("encodings", help="list the token encodings")
     add_store_parser(sub)
+    add_viewer_parsers(sub)
     return p
 
 
@@ -149,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ctxfold: interrupted", file=sys.stderr)
         return 130
+    if a.cmd in ("show", "serve"):
+        # The viewer runs in the main thread (a server handles its own signals).
+        return run_viewer(a)
     try:
         code = interruptible(lambda: run(a))
         sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at exit

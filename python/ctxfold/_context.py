@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, SupportsIndex, overload
 
 from . import _copying, _core, _runtime
+from ._compaction import CompactionMixin
 from ._core import (
     BOOKKEEPING_EVENT_TYPES,
     EVENT_TYPES,
@@ -40,7 +41,7 @@ def _as_message(m: Any) -> Message:
     raise TypeError(f"expected a Message, got {type(m).__name__}")
 
 
-class Context:
+class Context(CompactionMixin):
     """An agent's conversation: an append-only event log whose fold is ``messages``."""
 
     def __init__(
@@ -92,7 +93,7 @@ class Context:
         """A callable the agent loop may ask whether to stop (runtime only)."""
         self.approval_handler = approval_handler
         """A callable the agent loop may ask to approve a tool call (runtime only)."""
-        # The next_seq at the last save to or load from a store (SPEC §11); None before. The
+        # The next_seq at the last save to or load from a store; None before. The
         # store also remembers which store and what state text that was, to skip empty saves.
         self.stored_seq: int | None = None
         """``next_seq`` at the last save to or load from a store; ``None`` before."""

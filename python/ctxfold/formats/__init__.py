@@ -80,7 +80,7 @@ def to_openai_responses(
     """``{"input": [...], "tools": [...]}`` for ``client.responses.create(**...)``; with
     ``instructions=True`` the leading system and developer text goes to ``"instructions"``.
 
-    ``pair=False``: no pairing plan (the request rules above) — each message as the item(s)
+    ``pair=False``: no pairing plan (the request rules of docs/formats.md) — each message as the item(s)
     it exports to, in order, a call still waiting for its output and an output without its
     call included, nothing added, dropped or renamed: the items a store of items gives back
     (``to_openai_responses(from_openai_responses(items), pair=False)["input"] == items``)."""

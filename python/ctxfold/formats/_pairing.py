@@ -2,7 +2,7 @@
 
 The same rules as the core's ``formats/plan.rs`` (docs/formats.md, "Pairing"): a *turn* is a run
 of consecutive assistant messages; the answers to its calls follow it, in source order, wherever
-they were; a call never answered gets SPEC §4.4's interrupted result (in the request only); an
+they were; a call never answered gets the interrupted result of `patch_dangling_tool_calls` (in the request only); an
 answer with no call before it, or a second answer to the same call, is left out. Every repair is
 written down, so ``strict=True`` can refuse with the whole list.
 

@@ -145,7 +145,7 @@ class Store:
         apply the events other writers saved since ``ctx.stored_seq`` through the same checks
         as ``load``, and the state saved with them; return how many events were applied. The
         result equals ``load(ctx.id)``, at the cost of what is new (nothing new: one indexed
-        read).
+        read). See ``docs/store.md``.
 
         ``ConflictError`` when the store cannot catch ``ctx`` up: ``ctx`` did not come from
         this store, the stored context was deleted or is another one under the same id, or

@@ -22,6 +22,8 @@ pub enum Error {
     /// Any other I/O failure (`OSError`, with the OS error number when there is one, so the
     /// binding can raise the matching subclass: `PermissionError`, `IsADirectoryError`, …).
     Io(String, Option<i32>),
+    /// A compare-and-swap that lost: what it was based on has changed since (`ConflictError`).
+    Conflict(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -49,7 +51,8 @@ impl fmt::Display for Error {
             | Error::UnknownAnchor(m)
             | Error::Decode(m)
             | Error::NotFound(m)
-            | Error::Format(m) => f.write_str(m),
+            | Error::Format(m)
+            | Error::Conflict(m) => f.write_str(m),
             Error::Io(m, _) => f.write_str(m),
         }
     }

@@ -1,4 +1,4 @@
-//! The provider formats of SPEC §10, as thin functions: convert the arguments, release the GIL
+//! The provider formats (docs/formats.md), as thin functions: convert the arguments, release the GIL
 //! around the JSON work in the core, build the Python objects straight from the core's output.
 
 use crate::context::ContextCore;
