@@ -42,7 +42,14 @@ def _as_message(m: Any) -> Message:
 
 
 class Context(CompactionMixin):
-    """An agent's conversation: an append-only event log whose fold is ``messages``."""
+    """An agent's conversation: an append-only event log whose fold is ``messages``.
+
+    A context reads like the list it shows: ``len(ctx)``, ``for m in ctx``, ``ctx[i]`` and
+    ``ctx[a:b]`` are those of ``ctx.messages`` (the same objects). ``copy.copy``,
+    ``copy.deepcopy`` and ``pickle`` give an independent context with the same id, log,
+    anchors and fields, rebuilt from ``serialize()``; the runtime fields a file never holds
+    (``deps`` unredacted, callbacks, ``notify``, the overlay) come along as the objects they are
+    (``copy.copy``: new ``deps`` and ``callbacks`` dicts holding the same values)."""
 
     def __init__(
         self,
