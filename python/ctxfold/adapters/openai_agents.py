@@ -71,7 +71,9 @@ class ContextSession:
     """
 
     session_id: str
+    """The session's id: the id of its context, in the store and in memory."""
     session_settings: SessionSettings | None
+    """The SDK's session settings (``limit`` caps what ``get_items`` returns)."""
 
     def __init__(
         self,
@@ -84,6 +86,7 @@ class ContextSession:
         if compaction is not None and not isinstance(compaction, Compactor):
             raise TypeError(f"compaction must be a ctxfold.Compactor, got {type(compaction).__name__}")
         self.compaction = compaction
+        """The ``Compactor`` run after ``add_items`` leaves the history over its budget, or ``None``."""
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("session_id must be a non-empty str")
         self.session_id = session_id

@@ -11,17 +11,21 @@ LangChain and Pydantic AI need their frameworks' classes and live in ``_langchai
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from .. import _core
 from .._core import ContextCore, Message
 from ..errors import FormatError
+from ._requests import AnthropicRequest, OpenAIChatRequest, OpenAIResponsesRequest
 
 if TYPE_CHECKING:
     from .._context import Context
 
 __all__ = [
+    "AnthropicRequest",
     "FormatError",
+    "OpenAIChatRequest",
+    "OpenAIResponsesRequest",
     "from_anthropic",
     "from_langchain",
     "from_openai_chat",
@@ -55,11 +59,11 @@ def _source(src: Source) -> ContextCore | list[Message]:
 # ---- OpenAI Chat Completions ---------------------------------------------------------------
 
 
-def to_openai_chat(src: Source, *, strict: bool = False) -> dict[str, Any]:
+def to_openai_chat(src: Source, *, strict: bool = False) -> OpenAIChatRequest:
     """``{"messages": [...], "tools": [...]}`` for ``client.chat.completions.create(**...)``;
     ``tools`` only when the source has tool definitions. ``strict=True``: a ``FormatError``
     listing every repair the request would need, instead of the repairs."""
-    return _core.format_export("openai_chat", _source(src), strict, False)
+    return cast(OpenAIChatRequest, _core.format_export("openai_chat", _source(src), strict, False))
 
 
 def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
@@ -72,7 +76,7 @@ def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
 
 def to_openai_responses(
     src: Source, *, strict: bool = False, instructions: bool = False, pair: bool = True
-) -> dict[str, Any]:
+) -> OpenAIResponsesRequest:
     """``{"input": [...], "tools": [...]}`` for ``client.responses.create(**...)``; with
     ``instructions=True`` the leading system and developer text goes to ``"instructions"``.
 
@@ -80,7 +84,7 @@ def to_openai_responses(
     it exports to, in order, a call still waiting for its output and an output without its
     call included, nothing added, dropped or renamed: the items a store of items gives back
     (``to_openai_responses(from_openai_responses(items), pair=False)["input"] == items``)."""
-    return _core.format_export("openai_responses", _source(src), strict, instructions, pair)
+    return cast(OpenAIResponsesRequest, _core.format_export("openai_responses", _source(src), strict, instructions, pair))
 
 
 def from_openai_responses(items: Iterable[Any]) -> list[Message]:
@@ -91,10 +95,10 @@ def from_openai_responses(items: Iterable[Any]) -> list[Message]:
 # ---- Anthropic Messages --------------------------------------------------------------------
 
 
-def to_anthropic(src: Source, *, strict: bool = False) -> dict[str, Any]:
+def to_anthropic(src: Source, *, strict: bool = False) -> AnthropicRequest:
     """``{"system": ..., "messages": [...], "tools": [...]}`` for ``client.messages.create``;
     ``system`` and ``tools`` only when there are some."""
-    return _core.format_export("anthropic", _source(src), strict, False)
+    return cast(AnthropicRequest, _core.format_export("anthropic", _source(src), strict, False))
 
 
 def from_anthropic(messages: Iterable[Any], system: Any = None) -> list[Message]:

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 from .._console import note, timed, timed_turns
 from .._context import Context
 from .._core import Message
-from .._files import write_json_atomic
+from .._files import report, write_json
 from ..errors import FormatError
 from . import from_anthropic, from_openai_chat, from_openai_responses, to_anthropic, to_openai_chat, to_openai_responses
 
 FORMATS = ("openai_chat", "openai_responses", "anthropic")
 
 
-def export(ctx: Context, fmt: str) -> dict[str, Any]:
+def export(ctx: Context, fmt: str) -> Mapping[str, Any]:
     if fmt == "openai_chat":
         return to_openai_chat(ctx)
     if fmt == "openai_responses":
@@ -25,13 +26,18 @@ def export(ctx: Context, fmt: str) -> dict[str, Any]:
     return to_anthropic(ctx)
 
 
-def convert_to(fmt: str, src: str, dst: str) -> None:
+def a_request(fmt: str) -> str:
+    """``"an openai_chat request"``, ``"an anthropic request"``: the article the name takes."""
+    return f"{'an' if fmt[:1] in tuple('aeiou') else 'a'} {fmt} request"
+
+
+def convert_to(fmt: str, src: str, dst: str, pretty: bool = False) -> None:
     """A saved context → the request JSON (the keyword arguments) of ``fmt``."""
     ctx = Context.load(src)
     req = export(ctx, fmt)
-    write_json_atomic(dst, req)
+    where = write_json(dst, req, pretty=pretty)
     key = "input" if fmt == "openai_responses" else "messages"
-    print(f"wrote {dst}: {fmt} request, {len(req[key]):,} {key} from {len(ctx):,} messages")
+    report(dst, f"wrote {where}: {a_request(fmt)}, {len(req[key]):,} {key} from {len(ctx):,} messages")
 
 
 def request_messages(fmt: str, src: str) -> list[Message]:
@@ -41,10 +47,12 @@ def request_messages(fmt: str, src: str) -> list[Message]:
             req = json.load(f)
         except json.JSONDecodeError as e:
             raise FormatError(f"{src}: not JSON: {e}") from None
+        except RecursionError:
+            raise FormatError(f"{src}: nested too deeply to read") from None
     key = "input" if fmt == "openai_responses" else "messages"
     if isinstance(req, dict):
         if key not in req:
-            raise FormatError(f"{src}: a {fmt} request needs {key!r}")
+            raise FormatError(f"{src}: {a_request(fmt)} needs {key!r}")
         body = req[key]
     else:
         body = req
@@ -60,12 +68,12 @@ def request_messages(fmt: str, src: str) -> list[Message]:
     return from_anthropic(body, system=req.get("system") if isinstance(req, dict) else None)
 
 
-def convert_from(fmt: str, src: str, dst: str) -> None:
+def convert_from(fmt: str, src: str, dst: str, pretty: bool = False) -> None:
     """A request JSON of ``fmt`` (the keyword arguments, or just the list) → a saved context
     (version 2) at ``dst``."""
     ctx = Context(messages=request_messages(fmt, src))
-    write_json_atomic(dst, ctx.serialize())
-    print(f"wrote {dst}: version 2, {len(ctx):,} messages from a {fmt} request")
+    where = write_json(dst, ctx.serialize(), pretty=pretty)
+    report(dst, f"wrote {where}: version 2, {len(ctx):,} messages from {a_request(fmt)}")
 
 
 def demo_exports(ctx: Context) -> None:

@@ -15,12 +15,19 @@ class StoredContext:
     """One context as a store lists it (``Store.list``), without loading its events."""
 
     id: str
+    """The context's id."""
     created_at: datetime
+    """When the context was made (aware UTC)."""
     updated_at: datetime
+    """When it was last saved (aware UTC)."""
     next_seq: int
+    """How many of its events the store holds."""
     message_count: int
+    """How many messages its transcript shows."""
     agent_name: str | None
+    """The context's ``agent_name``."""
     origin_context_id: str | None
+    """The context it was forked or windowed from, if any."""
 
 
 @dataclass(frozen=True)

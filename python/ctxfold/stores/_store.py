@@ -64,6 +64,7 @@ class Store:
 
     @property
     def url(self) -> str:
+        """The store's name: ``sqlite:///abs/path`` or the PostgreSQL URL without its password."""
         return self._name
 
     @property
@@ -165,7 +166,7 @@ class Store:
                 return 0
             if ctx.next_seq != expected:
                 raise ConflictError(f"context {ctx.id} holds unsaved events from seq {expected} on, and the "
-                                    f"store moved on (to seq {peek[0]}): reload and redo them, or rewind them")
+                                    f"store moved on (to seq {peek[0]}): load it again with store.load and redo them")
             # The last event both should share comes too: it is the test of lineage.
             r = self._db.read_since(ctx.id, max(expected - 1, 0), len(ctx._core.content_map))
             if r is None:
@@ -209,6 +210,7 @@ class Store:
     # ---- lifetime ----------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the store's connections; later calls raise ``StoreError``. Closing twice is fine."""
         with self._close_lock:
             if not self._closed:
                 self._closed = True

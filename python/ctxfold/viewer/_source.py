@@ -28,13 +28,20 @@ class ContextSummary:
     """One context as the list shows it."""
 
     id: str
+    """The context's id."""
     created_at: datetime
+    """When it was made (aware UTC)."""
     updated_at: datetime
+    """When it was last saved (aware UTC)."""
     next_seq: int
+    """How many events it holds."""
     message_count: int
+    """How many messages it shows."""
     agent_name: str | None
+    """Its ``agent_name``."""
 
     def to_json(self) -> dict[str, object]:
+        """The JSON the viewer's page reads."""
         return {"id": self.id, "created_at": _iso(self.created_at), "updated_at": _iso(self.updated_at),
                 "next_seq": self.next_seq, "message_count": self.message_count, "agent_name": self.agent_name}
 
@@ -53,6 +60,7 @@ class Source(ABC):
     the loaded context (``KeyError`` for an unknown id)."""
 
     name: str
+    """What the source is, as the page names it (a file, a folder or a store)."""
 
     @abstractmethod
     def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[ContextSummary], int]:

@@ -114,9 +114,19 @@ impl<H: MessageHandle> Context<H> {
     /// The last `k` messages of `messages` (all of them when there are fewer), the same
     /// objects, without building the rest: O(log n) to find the start, then O(k).
     pub fn shown_tail(&mut self, k: usize) -> Vec<H> {
+        let shown = self.shown_len();
+        self.shown_range(shown.saturating_sub(k), shown)
+    }
+
+    /// `messages[start..stop]` (clamped to what is shown), the same objects, without building
+    /// the rest: O(log n) to find the start, then O(stop - start).
+    pub fn shown_range(&mut self, start: usize, stop: usize) -> Vec<H> {
         let head = self.overlay_head();
         let shown = self.len() + usize::from(matches!(head, Some((false, _))));
-        let start = shown.saturating_sub(k);
+        let stop = stop.min(shown);
+        if start >= stop {
+            return Vec::new();
+        }
         // (transcript position of the first kept message after the lead, the lead)
         let (first, lead) = match head {
             Some((false, h)) if start == 0 => (0, Some(h)),
@@ -124,8 +134,9 @@ impl<H: MessageHandle> Context<H> {
             Some((true, h)) if start == 0 => (1, Some(h)),
             _ => (start, None),
         };
-        let seqs: Vec<u32> = self.transcript.iter_from(first).collect();
-        let mut out = Vec::with_capacity(shown - start);
+        let take = stop - start - usize::from(lead.is_some());
+        let seqs: Vec<u32> = self.transcript.iter_from(first).take(take).collect();
+        let mut out = Vec::with_capacity(stop - start);
         out.extend(lead);
         for s in seqs {
             out.push(self.resolved(s));
