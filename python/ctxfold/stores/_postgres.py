@@ -199,6 +199,31 @@ class PostgresBackend:
 
         return self._run(op)
 
+    def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        def op(con: psycopg.Connection[Any]) -> Read | None:
+            with con.pipeline(), con.transaction():
+                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                head = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
+                # Walks the primary key (context, seq) backwards: O(count).
+                events = con.execute(
+                    "SELECT seq, data FROM ctxfold_events WHERE context_id = %s AND seq < coalesce(%s::bigint, "
+                    "(SELECT next_seq FROM ctxfold_contexts WHERE id = %s)) ORDER BY seq DESC LIMIT %s",
+                    (context_id, before, context_id, count))
+            row = head.fetchone()
+            if row is None:
+                return None
+            rows = events.fetchall()
+            rows.reverse()
+            return Read(head=int(row[0]), state=row[1], content=[], events=rows)
+
+        return self._run(op)
+
+    def scan(self, prefix: str) -> list[tuple[str, str]]:
+        # starts_with, not a range: the order of text under the database's collation need not
+        # be byte order, so a range could miss ids.
+        return self._run(lambda con: con.execute(
+            "SELECT id, state FROM ctxfold_contexts WHERE starts_with(id, %s)", (prefix,)).fetchall())
+
     def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows = self._run(lambda con: con.execute(
             "SELECT id, created_at, updated_at, next_seq, message_count, agent_name, origin_context_id "

@@ -193,6 +193,31 @@ class SQLiteBackend:
 
         return self._run(op)
 
+    def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        def op(con: sqlite3.Connection) -> Read | None:
+            with self._transaction(con, "BEGIN"):
+                row = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = ?",
+                                  (context_id,)).fetchone()
+                if row is None:
+                    return None
+                below = int(row[0]) if before is None else before
+                # Walks the primary key (context, seq) backwards from `below`: O(count).
+                events = con.execute("SELECT seq, data FROM ctxfold_events WHERE context_id = ? AND seq < ? "
+                                     "ORDER BY seq DESC LIMIT ?", (context_id, below, count)).fetchall()
+            events.reverse()
+            return Read(head=int(row[0]), state=row[1], content=[], events=events)
+
+        return self._run(op)
+
+    def scan(self, prefix: str) -> list[tuple[str, str]]:
+        # A range on the primary key (BINARY collation: byte order), so only the matching rows
+        # are read. The upper bound is the prefix with its last character raised by one.
+        if not prefix:
+            return self._run(lambda con: con.execute("SELECT id, state FROM ctxfold_contexts").fetchall())
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return self._run(lambda con: con.execute(
+            "SELECT id, state FROM ctxfold_contexts WHERE id >= ? AND id < ?", (prefix, upper)).fetchall())
+
     def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows = self._run(lambda con: con.execute(
             "SELECT id, created_at, updated_at, next_seq, message_count, agent_name, origin_context_id "
