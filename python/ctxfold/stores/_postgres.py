@@ -218,11 +218,15 @@ class PostgresBackend:
 
         return self._run(op)
 
-    def scan(self, prefix: str) -> list[tuple[str, str]]:
+    def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, str]]:
         # starts_with, not a range: the order of text under the database's collation need not
         # be byte order, so a range could miss ids.
+        if deps_key is None:
+            return self._run(lambda con: con.execute(
+                "SELECT id, state FROM ctxfold_contexts WHERE starts_with(id, %s)", (prefix,)).fetchall())
         return self._run(lambda con: con.execute(
-            "SELECT id, state FROM ctxfold_contexts WHERE starts_with(id, %s)", (prefix,)).fetchall())
+            "SELECT id, state::json -> 'deps' ->> %s FROM ctxfold_contexts WHERE starts_with(id, %s)",
+            (deps_key, prefix)).fetchall())
 
     def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows = self._run(lambda con: con.execute(

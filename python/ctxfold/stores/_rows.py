@@ -93,8 +93,10 @@ class Backend(Protocol):
         ``before`` (below the head when ``None``), in seq order; no content entries."""
         ...
 
-    def scan(self, prefix: str) -> list[tuple[str, Any]]:
-        """(id, state) of every context whose id starts with ``prefix``."""
+    def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, Any]]:
+        """(id, state text) of every context whose id starts with ``prefix``; with
+        ``deps_key``, (id, the value under that key of the state's deps, as the database's JSON
+        functions extract it: a string value as its text, a missing one as None)."""
         ...
 
     def list(self, limit: int, offset: int) -> list[StoredContext]: ...

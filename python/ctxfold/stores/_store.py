@@ -227,12 +227,23 @@ class Store:
         if not isinstance(prefix, str):
             raise TypeError(f"a prefix is a str, got {type(prefix).__name__}")
         out = []
-        for context_id, state in self._db.scan(prefix):
+        for context_id, state in self._db.scan(prefix, None):
             try:
                 out.append((context_id, json.loads(state)))
             except ValueError as e:
                 raise DecodeError(f"context {context_id}: its stored state is not JSON: {e}") from None
         return out
+
+    def scan_deps(self, prefix: str, key: str) -> list[tuple[str, str | None]]:
+        """(id, ``deps[key]``) of every context whose id starts with ``prefix``, where that
+        value is a str (else ``None``; ``key``: letters, digits and ``_``), extracted by the database: the rest of each context's
+        fields is never decoded, so listing thousands costs little more than reading the
+        strings. See ``docs/store.md``."""
+        if not isinstance(prefix, str) or not isinstance(key, str):
+            raise TypeError("prefix and key are str")
+        if not re.fullmatch(r"\w+", key, re.ASCII):
+            raise ValueError(f"a deps key to scan is letters, digits and _, got {key!r}")
+        return [(cid, value if isinstance(value, str) else None) for cid, value in self._db.scan(prefix, key)]
 
     def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
         """The contexts, the most recently saved first."""

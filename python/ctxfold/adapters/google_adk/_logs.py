@@ -292,7 +292,7 @@ class StoredLogs:
         return head, info, found
 
     def scan(self, prefix: str) -> list[dict[str, Any]]:
-        return [info for _, state in self.store.scan(prefix) if (info := info_of(state.get("deps") or {})) is not None]
+        return [json.loads(text) for _, text in self.store.scan_deps(prefix, INFO_KEY) if text is not None]
 
     def delete(self, context_id: str) -> None:
         self.forget(context_id)
@@ -310,7 +310,7 @@ class StoredLogs:
             return {}
 
     def states(self, prefix: str) -> dict[str, dict[str, Any]]:
-        return {cid: state_of(state.get("deps") or {}) for cid, state in self.store.scan(prefix)}
+        return {cid: state_of({STATE_KEY: text}) for cid, text in self.store.scan_deps(prefix, STATE_KEY)}
 
     def update_state(self, context_id: str, delta: dict[str, Any]) -> None:
         """``state.update(delta)`` on the stored state, against other writers: each update is

@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote
 
 from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
@@ -145,8 +146,6 @@ class ContextSessionService(BaseSessionService):
             users = {user_id: self._logs.state(user_state_id(app_name, user_id))}
         else:
             prefix = user_state_prefix(app_name)
-            from urllib.parse import unquote
-
             users = {unquote(cid[len(prefix):]): s for cid, s in self._logs.states(prefix).items()}
         infos.sort(key=lambda i: (i["update_time"], i["user_id"], i["id"]))
         sessions = [
