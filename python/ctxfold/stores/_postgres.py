@@ -225,8 +225,9 @@ class PostgresBackend:
             return self._run(lambda con: con.execute(
                 "SELECT id, state FROM ctxfold_contexts WHERE starts_with(id, %s)", (prefix,)).fetchall())
         return self._run(lambda con: con.execute(
-            "SELECT id, state::json -> 'deps' ->> %s FROM ctxfold_contexts WHERE starts_with(id, %s)",
-            (deps_key, prefix)).fetchall())
+            "SELECT id, CASE WHEN json_typeof(d -> %(k)s) = 'string' THEN d ->> %(k)s END "
+            "FROM (SELECT id, state::json -> 'deps' AS d FROM ctxfold_contexts WHERE starts_with(id, %(p)s)) s",
+            {"k": deps_key, "p": prefix}).fetchall())
 
     def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows = self._run(lambda con: con.execute(
