@@ -18,9 +18,12 @@ import asyncio
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ctxfold.adapters.google_adk import ContextSessionService
 from google.adk.events.event import Event
@@ -39,6 +42,25 @@ def event(n: int) -> Event:
     actions = EventActions(state_delta={"turn": n, "user:seen": n}) if n % 5 == 0 else EventActions()
     return Event(invocation_id=f"inv-{n // 4}", author="user" if role == "user" else "agent",
                  content=types.Content(role=role, parts=[types.Part(text=f"{n}: {TEXT}")]), actions=actions)
+
+
+@contextmanager
+def postgres_schema(url: str | None) -> Iterator[str | None]:
+    """A schema of its own on the given server for the run's tables, dropped afterwards."""
+    if url is None:
+        yield None
+        return
+    import psycopg
+
+    schema = f"adk_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    try:
+        sep = "&" if "?" in url else "?"
+        yield f"{url}{sep}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def services(folder: Path, postgres: str | None) -> dict[str, Callable[[], Any]]:
@@ -118,9 +140,9 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [100, 1000, 10000] if args.big else [100, 1000]
     sessions = 10000 if args.big else 1000
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, postgres_schema(args.postgres) as postgres:
         results = {}
-        for name, make in services(Path(tmp), args.postgres).items():
+        for name, make in services(Path(tmp), postgres).items():
             t0 = time.perf_counter()
             results[name] = asyncio.run(run_service(make, sizes, sessions, args.rounds))
             print(f"# {name}: done in {time.perf_counter() - t0:.0f} s", flush=True)
