@@ -21,6 +21,8 @@ from google.adk.events.event_actions import EventActions, EventCompaction
 from google.adk.flows.llm_flows.contents import _process_compaction_events
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytestmark = pytest.mark.frameworks
 
@@ -238,3 +240,30 @@ def test_overlapping_contained_and_repeated_compactions(service):
     assert views[1][0][:3] == ["summary of 1.0-7.0", "summary of 3.0-7.5", "m8"]
     assert len(ctx.anchor_points) > 3  # a summary was inserted inside the transcript
     assert len(ctx.events()) > 16
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.just(None), st.tuples(st.integers(0, 30), st.integers(0, 30))), min_size=1, max_size=40))
+def test_any_sequence_of_events_and_compactions_folds_as_adk_shows_it(steps):
+    """The rule over sequences: whatever events and compaction ranges (by the indexes of
+    earlier events, in any order, overlapping or not) are appended, the Context's transcript is
+    ADK's view of the session, and the session gives every event back."""
+
+    async def go():
+        service = ContextSessionService()
+        s = await service.create_session(app_name="a", user_id="u", session_id="s")
+        stamps: list[float] = []
+        for n, step in enumerate(steps):
+            ts = 10.0 + n
+            if step is None or not stamps:
+                await service.append_event(s, text_event(n, ts))
+                stamps.append(ts)
+            else:
+                i, j = sorted(k % len(stamps) for k in step)
+                await service.append_event(s, compaction(n, ts, stamps[i], stamps[j]))
+        got = await service.get_session(app_name="a", user_id="u", session_id="s")
+        return s, got, service.context("a", "u", "s")
+
+    appended, got, ctx = asyncio.run(go())
+    assert got.events == appended.events and len(got.events) == len(steps)
+    assert [m.text for m in ctx.messages] == shown(_process_compaction_events(got.events))
