@@ -6,6 +6,7 @@ each call returns."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 import sys
 from collections.abc import Callable
@@ -54,7 +55,8 @@ async def close(service: Any) -> None:
 def session_form(s: Session | None) -> Any:
     if s is None:
         return None
-    return {"app": s.app_name, "user": s.user_id, "id": s.id, "state": s.state,
+    # A snapshot: the session object goes on changing (appends update it in place).
+    return {"app": s.app_name, "user": s.user_id, "id": s.id, "state": copy.deepcopy(s.state),
             "events": [e.model_dump(mode="json", exclude_none=True) for e in s.events],
             "last_update_time": s.last_update_time}
 
