@@ -54,7 +54,7 @@ def state_of(deps: dict[str, Any]) -> dict[str, Any]:
 class SessionLog:
     """A session: its Context, the ADK events it holds (their JSON, in order, with an index by
     event id for ADK's idempotent re-delivery), and its own fields (``info``: app_name,
-    user_id, id, state, create_time, update_time)."""
+    user_id, id, state, last_update_time: the fields of ADK's ``Session`` but its events)."""
 
     ctx: Context
     info: dict[str, Any]
@@ -144,9 +144,9 @@ class MemoryLogs:
             texts = texts[i + 1:]
         return log.ctx.next_seq, dict(log.info), list(texts)
 
-    def scan(self, prefix: str) -> list[dict[str, Any]]:
+    def scan(self, prefix: str) -> list[str]:
         with self._all:
-            return [dict(log.info) for cid, log in self._logs.items() if cid.startswith(prefix)]
+            return [json.dumps(log.info) for cid, log in self._logs.items() if cid.startswith(prefix)]
 
     def delete(self, context_id: str) -> None:
         with self._all:
@@ -291,8 +291,9 @@ class StoredLogs:
         found.reverse()
         return head, info, found
 
-    def scan(self, prefix: str) -> list[dict[str, Any]]:
-        return [json.loads(text) for _, text in self.store.scan_deps(prefix, INFO_KEY) if text is not None]
+    def scan(self, prefix: str) -> list[str]:
+        """The sessions' own fields under an id prefix, each its JSON text as stored."""
+        return [text for _, text in self.store.scan_deps(prefix, INFO_KEY) if text is not None]
 
     def delete(self, context_id: str) -> None:
         self.forget(context_id)

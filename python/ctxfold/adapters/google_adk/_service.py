@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from google.adk.sessions import _session_util
 from google.adk.sessions.base_session_service import BaseSessionService, GetSessionConfig, ListSessionsResponse
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
+from pydantic import TypeAdapter
 
 from ._events import add_event
 from ._keys import app_state_id, session_id, session_prefix, user_state_id, user_state_prefix
@@ -34,6 +36,13 @@ _T = TypeVar("_T")
 _STALE = ("The session was changed in storage after this copy was read (another writer appended to it). "
           "Please reload the session before appending more events.")
 _MARKER = "ctxfold:"  # the revision marker this service puts on the sessions it returns
+_SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
+
+
+def _copied(state: dict[str, Any]) -> dict[str, Any]:
+    if all(isinstance(v, (str, int, float, bool)) or v is None for v in state.values()):
+        return state
+    return copy.deepcopy(state)
 
 
 class ContextSessionService(BaseSessionService):
@@ -80,8 +89,7 @@ class ContextSessionService(BaseSessionService):
             self._logs.update_state(user_state_id(app_name, user_id), deltas["user"])
         sid = sid or platform_uuid.new_uuid()
         now = platform_time.get_time()
-        info = {"app_name": app_name, "user_id": user_id, "id": sid, "state": deltas["session"],
-                "create_time": now, "update_time": now}
+        info = {"app_name": app_name, "user_id": user_id, "id": sid, "state": deltas["session"], "last_update_time": now}
         log = SessionLog.new(session_id(app_name, user_id, sid), info)
         if not self._logs.create(log):
             raise AlreadyExistsError(f"Session with id {sid} already exists.")
@@ -126,7 +134,7 @@ class ContextSessionService(BaseSessionService):
         session = Session(
             app_name=info["app_name"], user_id=info["user_id"], id=info["id"],
             state=self._merged(info, *shared), events=[Event.model_validate_json(t) for t in texts],
-            last_update_time=info["update_time"],
+            last_update_time=info["last_update_time"],
         )
         session._storage_update_marker = f"{_MARKER}{head}"
         return session
@@ -140,19 +148,25 @@ class ContextSessionService(BaseSessionService):
         return await self._run(self._list, app_name, user_id)
 
     def _list(self, app_name: str, user_id: str | None) -> ListSessionsResponse:
-        infos = self._logs.scan(session_prefix(app_name, user_id))
-        app_state = self._logs.state(app_state_id(app_name))
+        # Each session's fields are stored as one JSON object of Session's own fields: the whole
+        # listing is parsed and validated at once, in pydantic's Rust core.
+        texts = self._logs.scan(session_prefix(app_name, user_id))
+        sessions = _SESSIONS.validate_json("[" + ",".join(texts) + "]")
+        app_state = {State.APP_PREFIX + k: v for k, v in self._logs.state(app_state_id(app_name)).items()}
         if user_id is not None:
-            users = {user_id: self._logs.state(user_state_id(app_name, user_id))}
+            found = {user_id: self._logs.state(user_state_id(app_name, user_id))}
         else:
             prefix = user_state_prefix(app_name)
-            users = {unquote(cid[len(prefix):]): s for cid, s in self._logs.states(prefix).items()}
-        infos.sort(key=lambda i: (i["update_time"], i["user_id"], i["id"]))
-        sessions = [
-            Session(app_name=app_name, user_id=i["user_id"], id=i["id"],
-                    state=self._merged(i, app_state, users.get(i["user_id"], {})), last_update_time=i["update_time"])
-            for i in infos
-        ]
+            found = {unquote(cid[len(prefix):]): s for cid, s in self._logs.states(prefix).items()}
+        users = {u: {State.USER_PREFIX + k: v for k, v in s.items()} for u, s in found.items()}
+        for session in sessions:
+            # Copies of containers: no two sessions share a mutable value of the shared state.
+            if app_state:
+                session.state.update(_copied(app_state))
+            mine = users.get(session.user_id)
+            if mine:
+                session.state.update(_copied(mine))
+        sessions.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
         return ListSessionsResponse(sessions=sessions)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -202,7 +216,7 @@ class ContextSessionService(BaseSessionService):
             text = event.model_dump_json(exclude_none=True)
             deltas = _session_util.extract_json_safe_state_delta(
                 event.actions.state_delta if event.actions and event.actions.state_delta else {})
-            info = dict(log.info, update_time=event.timestamp)
+            info = dict(log.info, last_update_time=event.timestamp)
             if deltas["session"]:
                 info["state"] = {**(info.get("state") or {}), **deltas["session"]}
             previous = dict(log.info)
@@ -238,7 +252,7 @@ class ContextSessionService(BaseSessionService):
             return
         # A session from elsewhere: stale if storage moved past its time, unless it holds the
         # same latest event (as ADK's database service decides).
-        if log.info["update_time"] > session.last_update_time:
+        if log.info["last_update_time"] > session.last_update_time:
             last = json.loads(log.texts[-1]).get("id") if log.texts else None
             mine = session.events[-1].id if session.events else None
             if last != mine:
