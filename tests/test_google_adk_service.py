@@ -267,3 +267,15 @@ def test_any_sequence_of_events_and_compactions_folds_as_adk_shows_it(steps):
     appended, got, ctx = asyncio.run(go())
     assert got.events == appended.events and len(got.events) == len(steps)
     assert [m.text for m in ctx.messages] == shown(_process_compaction_events(got.events))
+
+
+def test_returned_state_is_a_copy(service):
+    async def go():
+        s = await service.create_session(app_name="a", user_id="u", session_id="s", state={"tags": ["x"]})
+        s.state["tags"].append("from create")
+        got = await service.get_session(app_name="a", user_id="u", session_id="s")
+        got.state["tags"].append("from get")
+        await service.append_event(got, text_event(0, 5.0, actions=EventActions(state_delta={"n": 1})))
+        return await service.get_session(app_name="a", user_id="u", session_id="s")
+
+    assert asyncio.run(go()).state == {"tags": ["x"], "n": 1}

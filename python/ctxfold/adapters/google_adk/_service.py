@@ -124,7 +124,8 @@ class ContextSessionService(BaseSessionService):
 
     @staticmethod
     def _merged(info: dict[str, Any], app_state: dict[str, Any], user_state: dict[str, Any]) -> dict[str, Any]:
-        state = dict(info.get("state") or {})
+        # A copy: what a caller does to the returned state never reaches the stored one.
+        state = copy.deepcopy(info.get("state") or {})
         state.update({State.APP_PREFIX + k: v for k, v in app_state.items()})
         state.update({State.USER_PREFIX + k: v for k, v in user_state.items()})
         return state
