@@ -75,6 +75,8 @@ def services(folder: Path, postgres: str | None) -> dict[str, Callable[[], Any]]
 
 
 async def median(op: Callable[[], Awaitable[Any]], rounds: int) -> float:
+    for _ in range(3):  # warm up: the worker threads and their connections, the caches
+        await op()
     times = []
     for _ in range(rounds):
         t0 = time.perf_counter()
@@ -88,7 +90,7 @@ async def measure_session(service: Any, n: int, rounds: int) -> dict[str, float]
     session = await service.create_session(app_name=APP, user_id=USER, session_id=sid)
     for i in range(n):
         await service.append_event(session, event(i))
-    counter = iter(range(n, n + 10 * rounds))
+    counter = iter(range(n, n + 10 * rounds + 10))
     session = await service.get_session(app_name=APP, user_id=USER, session_id=sid)
 
     async def append() -> None:

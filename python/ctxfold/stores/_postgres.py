@@ -200,15 +200,17 @@ class PostgresBackend:
         return self._run(op)
 
     def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        # Without `before`, no bound on seq: a snapshot holds no event at or past its head
+        # (events and head are written in one transaction). A plain bound or none keeps the
+        # plan a backwards walk of the primary key: O(count).
+        bound, params = ("", (context_id, count)) if before is None else ("AND seq < %s ", (context_id, before, count))
+
         def op(con: psycopg.Connection[Any]) -> Read | None:
             with con.pipeline(), con.transaction():
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 head = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
-                # Walks the primary key (context, seq) backwards: O(count).
-                events = con.execute(
-                    "SELECT seq, data FROM ctxfold_events WHERE context_id = %s AND seq < coalesce(%s::bigint, "
-                    "(SELECT next_seq FROM ctxfold_contexts WHERE id = %s)) ORDER BY seq DESC LIMIT %s",
-                    (context_id, before, context_id, count))
+                events = con.execute(f"SELECT seq, data FROM ctxfold_events WHERE context_id = %s {bound}"
+                                     "ORDER BY seq DESC LIMIT %s", params)
             row = head.fetchone()
             if row is None:
                 return None
