@@ -3,15 +3,17 @@ never rewritten. SQLite (the embedded default) or PostgreSQL (``ctxfold[postgres
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
 from types import SimpleNamespace, TracebackType
+from typing import Any
 
 from .. import _core, _runtime
 from .._context import Context
 from ..errors import ConflictError, DecodeError, StoreError
-from ._rows import Backend, StoredContext, Write
+from ._rows import Backend, StoredContext, StoredTail, Write
 
 __all__ = ["Store"]
 
@@ -194,6 +196,55 @@ class Store:
             ctx.stored_seq = r.head
             ctx._stored_state = (self._name, _text(r.state))
             return applied
+
+    def tail(self, context_id: str, count: int, *, before: int | None = None) -> StoredTail:
+        """The last ``count`` stored events of a context below seq ``before`` (below its head
+        when ``None``), read together with its head and persisted fields in one snapshot,
+        without loading the context: O(count) rows, whatever the context's length. Events are
+        their JSON objects as saved (the event layout of ``docs/format.md``), oldest first;
+        ``state`` is the context's persisted fields (``deps``, ``agent_name``, …) as saved.
+        Unknown id → ``KeyError``. For readers of a recent window (``docs/store.md``)."""
+        if not isinstance(context_id, str):
+            raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
+        for name, v in (("count", count), ("before", 0 if before is None else before)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError(f"{name} must be an int")
+            if v < 0:
+                raise ValueError(f"{name} must be non-negative, got {v}")
+        r = self._db.tail(context_id, count, before)
+        if r is None:
+            raise KeyError(context_id)
+        try:
+            return StoredTail(head=r.head, state=json.loads(r.state),
+                              events=[json.loads(data) for _, data in r.events])
+        except ValueError as e:
+            raise DecodeError(f"context {context_id}: a stored row is not JSON: {e}") from None
+
+    def scan(self, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+        """(id, persisted fields) of every context whose id starts with ``prefix``, in no
+        particular order, without reading any event: for services that keep a family of
+        contexts under one id prefix and list them by their own fields. See
+        ``docs/store.md``."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"a prefix is a str, got {type(prefix).__name__}")
+        out = []
+        for context_id, state in self._db.scan(prefix, None):
+            try:
+                out.append((context_id, json.loads(state)))
+            except ValueError as e:
+                raise DecodeError(f"context {context_id}: its stored state is not JSON: {e}") from None
+        return out
+
+    def scan_deps(self, prefix: str, key: str) -> list[tuple[str, str | None]]:
+        """(id, ``deps[key]``) of every context whose id starts with ``prefix``, where that
+        value is a str (else ``None``; ``key``: letters, digits and ``_``), extracted by the database: the rest of each context's
+        fields is never decoded, so listing thousands costs little more than reading the
+        strings. See ``docs/store.md``."""
+        if not isinstance(prefix, str) or not isinstance(key, str):
+            raise TypeError("prefix and key are str")
+        if not re.fullmatch(r"\w+", key, re.ASCII):
+            raise ValueError(f"a deps key to scan is letters, digits and _, got {key!r}")
+        return [(cid, value if isinstance(value, str) else None) for cid, value in self._db.scan(prefix, key)]
 
     def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
         """The contexts, the most recently saved first."""
