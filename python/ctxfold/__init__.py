@@ -17,11 +17,12 @@ from ._core import (
 from ._part import install_text_descriptor as _install_text_descriptor
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import ConflictError, ContextError, DecodeError, FormatError, StoreError, UnknownAnchorError
-from .stores import Store, StoredContext
+from .stores import AsyncStore, Store, StoredContext
 
 _install_text_descriptor(Part)
 
 __all__ = [
+    "AsyncStore",
     "ConflictError",
     "Context",
     "ContextError",

@@ -25,6 +25,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.memory import SessionInputCallback
 
-    from ..stores import Store
+    from ..stores import AsyncStore, Store
 
 __all__ = ["ContextSession"]
 
@@ -59,8 +60,9 @@ class ContextSession:
     """The SDK's ``Session`` protocol over a ctxfold ``Context`` (``isinstance(s,
     agents.memory.Session)`` holds).
 
-    ``store``: ``None`` (in memory, private to this object), a ``ctxfold.Store``, or a store
-    URL / path (opened here and closed by ``close()``). ``session_settings``: a
+    ``store``: ``None`` (in memory, private to this object), a ``ctxfold.AsyncStore`` or a
+    store URL / path (opened here as an ``AsyncStore`` and closed by ``close()``), or a
+    ``ctxfold.Store`` (its blocking calls then run on worker threads). ``session_settings``: a
     ``SessionSettings`` or its dict; ``settings.limit`` is the default of ``get_items``.
     """
 
@@ -70,7 +72,7 @@ class ContextSession:
     def __init__(
         self,
         session_id: str,
-        store: Store | str | os.PathLike[str] | None = None,
+        store: AsyncStore | Store | str | os.PathLike[str] | None = None,
         *,
         session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
@@ -80,7 +82,7 @@ class ContextSession:
         self.session_settings = (
             coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
         )
-        self._log: _MemoryLog | _StoredLog = _MemoryLog(session_id) if store is None else _StoredLog(session_id, store)
+        self._log: _MemoryLog | _StoredLog | _AsyncStoredLog = _open_log(session_id, store)
         self._closed = False
 
     # ---- the Context behind the session ----------------------------------------------------
@@ -89,13 +91,15 @@ class ContextSession:
     def context(self) -> Context:
         """The Context holding the items, as of this session's last call (a stored session
         reads the store on its next call, not here). Window it, count it, export it with
-        ``ctxfold.formats``; ``messages[i]`` is item ``i`` of ``get_items()``."""
+        ``ctxfold.formats``; ``messages[i]`` is item ``i`` of ``get_items()``. A session on an
+        ``AsyncStore`` (or a URL) has read nothing before its first call: ``RuntimeError``
+        then, rather than an empty Context that is not the stored one."""
         return self._log.context()
 
     @property
-    def store(self) -> Store | None:
+    def store(self) -> AsyncStore | Store | None:
         """The store the items are saved to, or ``None`` in memory."""
-        return self._log.store if isinstance(self._log, _StoredLog) else None
+        return None if isinstance(self._log, _MemoryLog) else self._log.store
 
     # ---- the Session protocol --------------------------------------------------------------
 
@@ -340,3 +344,96 @@ class _StoredLog:
     def close(self) -> None:
         if self._owned:
             self.store.close()
+
+
+def _open_log(session_id: str, store: Any) -> _MemoryLog | _StoredLog | _AsyncStoredLog:
+    from .. import AsyncStore, Store
+
+    if store is None:
+        return _MemoryLog(session_id)
+    if isinstance(store, Store):
+        return _StoredLog(session_id, store)
+    if isinstance(store, AsyncStore):
+        return _AsyncStoredLog(session_id, store, owned=False)
+    if isinstance(store, (str, os.PathLike)):
+        return _AsyncStoredLog(session_id, AsyncStore(store), owned=True)
+    raise TypeError(f"store must be a ctxfold.AsyncStore, a ctxfold.Store, a URL or a path, got {type(store).__name__}")
+
+
+class _AsyncStoredLog:
+    """The Context in a ``ctxfold.AsyncStore``: ``_StoredLog``'s rules (catch up, change,
+    save only the new events; a conflict rewinds, catches up and redoes the change) with the
+    store's coroutines, so the event loop never waits on the database."""
+
+    def __init__(self, session_id: str, store: AsyncStore, *, owned: bool) -> None:
+        self.store, self._owned = store, owned
+        self._id = session_id
+        self._ctx: Context | None = None  # loaded on first use
+        # One lock per event loop: an asyncio.Lock belongs to the loop it first waited in,
+        # and a session may outlive a loop (asyncio.run per call).
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+    def context(self) -> Context:
+        if self._ctx is None:
+            raise RuntimeError(f"session {self._id!r} has not read its store yet: await one of its calls "
+                               "(get_items()) first")
+        return self._ctx
+
+    async def _load(self) -> Context:
+        try:
+            return await self.store.load(self._id)
+        except KeyError:
+            return _new_context(self._id)
+
+    async def _caught_up(self) -> Context:
+        if self._ctx is None:
+            self._ctx = await self._load()
+        elif self._ctx.stored_seq is None:
+            if await self.store.head(self._id) is not None:
+                self._ctx = await self._load()
+        else:
+            try:
+                await self.store.refresh(self._ctx)
+            except ConflictError:
+                self._ctx = await self._load()
+        return self._ctx
+
+    async def read(self, op: Callable[[Context], _T]) -> _T:
+        async with self._lock():
+            return op(await self._caught_up())
+
+    async def _write(self, op: Callable[[Context], _T]) -> _T:
+        async with self._lock():
+            ctx = await self._caught_up()
+            for attempt in range(_MAX_ATTEMPTS):
+                point = ctx._savepoint()
+                try:
+                    result = op(ctx)
+                    if ctx.next_seq == point.seq:
+                        return result
+                    await self.store.save(ctx)
+                    return result
+                except ConflictError:
+                    ctx._rewind(point)
+                    ctx = await self._caught_up()
+                    await asyncio.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))
+                except BaseException:
+                    self._ctx = None
+                    raise
+            raise ConflictError(f"session {self._id!r}: gave up after {_MAX_ATTEMPTS} conflicting writes")
+
+    async def write(self, op: Callable[[Context], _T]) -> _T:
+        # Shielded: a write once started runs to its end (a cancelled caller does not leave
+        # the session half-written); the lock orders the next call after it.
+        return await asyncio.shield(self._write(op))
+
+    def close(self) -> None:
+        if self._owned:
+            self.store._close_now()
