@@ -21,6 +21,7 @@ from ._core import (
     ToolDefinitionsMessage,
 )
 from ._redact import json_clean
+from ._tool_call import ToolCall
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import DecodeError
 
@@ -323,6 +324,14 @@ class Context:
     def patch_dangling_tool_calls(self) -> None:
         for e in self._core.patch_dangling_tool_calls():
             self._publish(e)
+
+    def pending_tool_calls(self) -> list[ToolCall]:
+        """The calls still to run, oldest first: every call an assistant message made (a
+        ``tool_calls`` entry or a ``tool_use`` part) that no later tool message or
+        ``tool_result`` part answers, each a ``ToolCall`` with its arguments decoded. It reads
+        back from the end only to the last turn that left nothing unanswered (calls before a
+        turn the model completed are settled), so it costs the calls since then."""
+        return [ToolCall(*c) for c in self._core.pending_tool_calls()]
 
     def put_system_prompt_overlay(self, text: str | None) -> None:
         if text is not None and not isinstance(text, str):
