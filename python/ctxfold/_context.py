@@ -64,7 +64,8 @@ class Context:
         self._core = _core_ctx if _core_ctx is not None else ContextCore()
         self._lock = threading.RLock()
         # Every runtime field (the table in _runtime says which), then what was given.
-        self.system_prompt: str | None = system_prompt
+        if _core_ctx is None or system_prompt is not None:  # a fork's core holds its parent's
+            self.system_prompt = system_prompt
         self.deps: dict[str, Any] = dict(deps or {})
         self.usage = usage if isinstance(usage, Usage) else Usage.from_mapping(usage or {})
         self.tool_calls: list[Any] = []
@@ -83,6 +84,9 @@ class Context:
         self.stored_seq: int | None = None
         self._stored_state: tuple[str, str] | None = None
         seed = [_as_message(m) for m in messages]
+        if seed and isinstance(seed[0], SystemPromptMessage):
+            # An imported system prompt takes its slot, as ``create`` puts it, so windows keep it.
+            self._core.append(seed.pop(0), "system_prompt", None, False)
         if seed:
             self._core.extend(seed, "messages")
 
@@ -124,6 +128,20 @@ class Context:
         return child
 
     # ---- reading -----------------------------------------------------------------------
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The agent's configured system prompt. It is sent: when the transcript has no
+        leading system message, ``messages`` shows one holding it (the overlay appended), so
+        token totals, windows and exporters see it; a transcript's own leading system message
+        wins over it. Never logged and not a position (``messages_at`` does not show it)."""
+        return self._core.system_prompt()
+
+    @system_prompt.setter
+    def system_prompt(self, text: str | None) -> None:
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"system_prompt must be a str or None, got {type(text).__name__}")
+        self._core.set_system_prompt(text)
 
     @property
     def id(self) -> str:

@@ -392,6 +392,16 @@ impl ContextCore {
     fn set_overlay(&self, py: Python<'_>, text: Option<String>) {
         self.lock(py).set_overlay(text);
     }
+    /// The configured system prompt, shown when the transcript has no leading system message.
+    #[pyo3(signature = (text))]
+    fn set_system_prompt(&self, py: Python<'_>, text: Option<String>) {
+        self.lock(py).set_system_prompt(text);
+    }
+
+    fn system_prompt(&self, py: Python<'_>) -> Option<String> {
+        self.lock(py).system_prompt().map(str::to_string)
+    }
+
     #[getter]
     fn overlay(&self, py: Python<'_>) -> Option<String> {
         self.lock(py).overlay().map(str::to_string)
