@@ -186,6 +186,7 @@ def _messages(items: Sequence[Any]) -> list[Message]:
         raise TypeError(f"items must be a list of Responses input items, got {type(items).__name__}")
     if not items:
         return []
+    items = [_wrap_opaque(i) if _is_opaque(i) else i for i in items]
     messages = formats.from_openai_responses(items)
     if len(messages) != len(items):  # the format promises one message per item
         raise FormatError(f"{len(items)} items became {len(messages)} messages")
@@ -200,7 +201,21 @@ def _items(src: Context | list[Message]) -> list[TResponseInputItem]:
     if isinstance(src, list) and not src:
         return []
     items: list[TResponseInputItem] = formats.to_openai_responses(src, pair=False)["input"]
-    return items
+    return [i["item"] if i.get("type") == _OPAQUE else i for i in items]  # type: ignore[union-attr,misc]
+
+
+# An item that is not a Responses item at all (no "type", no "role": an EncryptedSession
+# envelope, say) is kept opaque: wrapped in an item of a type of ours, which the format keeps
+# as an item it has no meaning for and gives back as it came, and unwrapped on the way out.
+_OPAQUE = "ctxfold_opaque_item"
+
+
+def _is_opaque(item: Any) -> bool:
+    return isinstance(item, dict) and "type" not in item and "role" not in item
+
+
+def _wrap_opaque(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": _OPAQUE, "item": item}
 
 
 def _fitting_suffix(messages: list[Message], budget: int, encoding: str) -> int:
