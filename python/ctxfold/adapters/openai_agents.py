@@ -200,8 +200,8 @@ def _items(src: Context | list[Message]) -> list[TResponseInputItem]:
     whole Context is exported in Rust under one lock, without a Python list of its messages."""
     if isinstance(src, list) and not src:
         return []
-    items: list[TResponseInputItem] = formats.to_openai_responses(src, pair=False)["input"]
-    return [i["item"] if i.get("type") == _OPAQUE else i for i in items]  # type: ignore[union-attr,misc]
+    items: list[Any] = formats.to_openai_responses(src, pair=False)["input"]
+    return [i["item"] if i.get("type") == _OPAQUE else i for i in items]
 
 
 # An item that is not a Responses item at all (no "type", no "role": an EncryptedSession
