@@ -69,13 +69,17 @@ def demo(n: int) -> None:
 
 
 def stats(path: str) -> None:
-    print_stats(Context.load(path))
+    from .formats._cli import load_context
+
+    print_stats(load_context(path))
 
 
 def convert(src: str, dst: str) -> None:
     """Any layout ``load`` reads (version 2 or 1, the versionless seed layout) → version 2,
     written atomically (a temporary file beside ``dst``, then a rename)."""
-    ctx = Context.load(src)
+    from .formats._cli import load_context
+
+    ctx = load_context(src)
     write_json_atomic(dst, ctx.serialize())
     print(f"wrote {dst}: version 2, {len(ctx):,} messages, {ctx.next_seq:,} events")
 

@@ -11,7 +11,8 @@ from .._console import note, timed, timed_turns
 from .._context import Context
 from .._files import write_json_atomic
 from ..errors import FormatError
-from . import from_anthropic, from_openai_chat, from_openai_responses, to_anthropic, to_openai_chat, to_openai_responses
+from . import to_anthropic, to_context, to_openai_chat, to_openai_responses
+from ._requests import looks_like_request
 
 FORMATS = ("openai_chat", "openai_responses", "anthropic")
 
@@ -24,9 +25,28 @@ def export(ctx: Context, fmt: str) -> dict[str, Any]:
     return to_anthropic(ctx)
 
 
+def load_context(src: str) -> Context:
+    """``Context.load(src)``, unless the file is a provider request: then a ``FormatError``
+    naming the format it looks like and the ``--from`` that reads it (nothing is written)."""
+    refuse_request(src)
+    return Context.load(src)
+
+
+def refuse_request(src: str) -> None:
+    try:
+        with open(src, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return  # Context.load says what is wrong with it
+    fmt = looks_like_request(data)
+    if fmt is not None:
+        raise FormatError(f"{src} looks like an {fmt} request, not a ctxfold file: read it with "
+                          f"`ctxfold convert --from {fmt} {src} OUT`")
+
+
 def convert_to(fmt: str, src: str, dst: str) -> None:
     """A saved context → the request JSON (the keyword arguments) of ``fmt``."""
-    ctx = Context.load(src)
+    ctx = load_context(src)
     req = export(ctx, fmt)
     write_json_atomic(dst, req)
     key = "input" if fmt == "openai_responses" else "messages"
@@ -34,33 +54,21 @@ def convert_to(fmt: str, src: str, dst: str) -> None:
 
 
 def convert_from(fmt: str, src: str, dst: str) -> None:
-    """A request JSON of ``fmt`` (the keyword arguments, or just the list) → a saved context
-    (version 2) at ``dst``."""
+    """A request JSON of ``fmt`` (the keyword arguments, or just the list of messages) → a
+    saved context (version 2) at ``dst``, through ``formats.to_context``: the tools and the
+    other keyword arguments come along."""
     with open(src, encoding="utf-8") as f:
         try:
             req = json.load(f)
         except json.JSONDecodeError as e:
             raise FormatError(f"{src}: not JSON: {e}") from None
     key = "input" if fmt == "openai_responses" else "messages"
-    if isinstance(req, dict):
-        if key not in req:
-            raise FormatError(f"{src}: a {fmt} request needs {key!r}")
-        body = req[key]
-    else:
-        body = req
-    if fmt == "openai_chat":
-        messages = from_openai_chat(body)
-    elif fmt == "openai_responses":
-        if isinstance(body, str):
-            body = [{"role": "user", "content": body}]
-        messages = from_openai_responses(body)
-        if isinstance(req, dict) and isinstance(req.get("instructions"), str):
-            messages = [*from_openai_responses([{"role": "system", "content": req["instructions"]}]), *messages]
-    else:
-        messages = from_anthropic(body, system=req.get("system") if isinstance(req, dict) else None)
-    ctx = Context(messages=messages)
+    if not isinstance(req, dict):
+        req = {key: req}
+    ctx = to_context(req, fmt)
     write_json_atomic(dst, ctx.serialize())
-    print(f"wrote {dst}: version 2, {len(ctx):,} messages from a {fmt} request")
+    tools = " and its tools" if req.get("tools") else ""
+    print(f"wrote {dst}: version 2, {len(ctx):,} messages{tools} from the {fmt} request")
 
 
 def demo_exports(ctx: Context) -> None:
