@@ -77,3 +77,36 @@ def test_an_anthropic_request_may_begin_with_an_assistant_turn():
     request = formats.to_anthropic(w, strict=True)
     assert request["system"] == "S"
     assert [m["role"] for m in request["messages"]] == ["assistant", "user", "assistant"]
+
+
+IMAGES = {
+    "a URL string": (Part.image("https://example.com/cat.png"), "https://example.com/cat.png"),
+    "a url dict": (Part.image({"url": "https://example.com/cat.png"}), "https://example.com/cat.png"),
+    "a data URL": (Part.image("data:image/png;base64,iVBORw0KGgo="), "data:image/png;base64,iVBORw0KGgo="),
+    "a Chat image_url part": (Part.from_dict({"type": "image_url", "image_url": {"url": "https://example.com/c.png"}}),
+                              "https://example.com/c.png"),
+}
+
+
+@pytest.mark.parametrize("name", list(IMAGES))
+def test_every_image_a_user_builds_is_sent(name):
+    from anthropic.types import MessageParam
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.responses import ResponseInputItemParam
+    from pydantic import TypeAdapter
+
+    part, url = IMAGES[name]
+    msgs = [Message.user([Part.text("what is this?"), part])]
+    chat = formats.to_openai_chat(msgs)["messages"][0]
+    assert chat["content"][1] == {"type": "image_url", "image_url": {"url": url}}
+    TypeAdapter(ChatCompletionMessageParam).validate_python(chat)
+    item = formats.to_openai_responses(msgs)["input"][0]
+    assert item["content"][1] == {"type": "input_image", "image_url": url, "detail": "auto"}
+    TypeAdapter(ResponseInputItemParam).validate_python(item)
+    block = formats.to_anthropic(msgs)["messages"][0]["content"][1]
+    if url.startswith("data:"):
+        assert block == {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                                     "data": "iVBORw0KGgo="}}
+    else:
+        assert block == {"type": "image", "source": {"type": "url", "url": url}}
+    TypeAdapter(MessageParam).validate_python(formats.to_anthropic(msgs)["messages"][0])

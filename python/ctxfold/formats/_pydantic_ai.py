@@ -576,8 +576,8 @@ def _response_out(m: View) -> Any:
                 parts.append(_restore(pm.TextPart, {"content": text, "part_kind": "text"}, keys_of(p, ("type", "text"))))
             elif text:
                 parts.append(pm.TextPart(content=text))
-        elif t == "thinking" and p.get("provider") in _MAKERS.values() and isinstance(p.get("signature"), str):
-            # A maker's signed reasoning: Pydantic AI sends it back to that maker.
+        elif t == "thinking" and own and p.get("provider") in _MAKERS.values() and isinstance(p.get("signature"), str):
+            # A maker's signed reasoning that came through Pydantic AI: back the same way.
             text = p.get("text")
             name = next(k for k, v in _MAKERS.items() if v == p.get("provider"))
             parts.append(pm.ThinkingPart(content=text if isinstance(text, str) else "", signature=p.get("signature"),

@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 pub mod interop;
+pub mod media;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod out;
