@@ -33,3 +33,15 @@ def test_sessions_sharing_an_async_store(store_url):
     items, stored = asyncio.run(go())
     assert sorted(i["content"] for i in items) == ["0", "1", "2", "3"]
     assert stored.message_count == 4
+
+
+def test_one_session_shared_by_threads_each_with_its_own_loop(store_url):
+    """As the SDK's own concurrency test drives it: every thread runs its own event loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    s = ContextSession("threads", store_url)
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        list(pool.map(lambda n: asyncio.run(s.add_items([{"role": "user", "content": f"m{n}"}])), range(20)))
+    got = asyncio.run(s.get_items())
+    assert sorted(i["content"] for i in got) == sorted(f"m{n}" for n in range(20))
+    s.close()

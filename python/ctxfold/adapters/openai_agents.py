@@ -21,12 +21,13 @@ See ``docs/adapters.md``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 try:
@@ -387,13 +388,33 @@ class _AsyncStoredLog:
         # One lock per event loop: an asyncio.Lock belongs to the loop it first waited in,
         # and a session may outlive a loop (asyncio.run per call).
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._thread_lock = threading.Lock()
 
-    def _lock(self) -> asyncio.Lock:
+    def _loop_lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
         lock = self._locks.get(loop)
         if lock is None:
             lock = self._locks[loop] = asyncio.Lock()
         return lock
+
+    @contextlib.asynccontextmanager
+    async def _lock(self) -> AsyncIterator[None]:
+        """The session's calls in turn: the tasks of one loop on an asyncio lock, and loops in
+        other threads (a session shared by threads, each running its own loop) on a thread
+        lock, waited for on a worker thread so the loop is never blocked."""
+        async with self._loop_lock():
+            if not self._thread_lock.acquire(blocking=False):
+                waiting = asyncio.ensure_future(asyncio.to_thread(self._thread_lock.acquire))
+                try:
+                    await asyncio.shield(waiting)
+                except asyncio.CancelledError:
+                    # The wait goes on in its thread: release the lock once it is taken.
+                    waiting.add_done_callback(lambda t: self._thread_lock.release() if not t.cancelled() else None)
+                    raise
+            try:
+                yield
+            finally:
+                self._thread_lock.release()
 
     def context(self) -> Context:
         if self._ctx is None:
