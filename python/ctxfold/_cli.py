@@ -77,13 +77,17 @@ def demo(n: int) -> None:
 
 
 def stats(path: str) -> None:
-    print_stats(Context.load(path))
+    from .formats._cli import load_context
+
+    print_stats(load_context(path))
 
 
 def convert(src: str, dst: str, pretty: bool = False) -> None:
     """Any layout ``load`` reads (version 2 or 1, the versionless seed layout) → version 2,
     written by the rule every command writes by (``_files``)."""
-    ctx = Context.load(src)
+    from .formats._cli import load_context
+
+    ctx = load_context(src)
     where = write_json(dst, ctx.serialize(), pretty=pretty)
     report(dst, f"wrote {where}: version 2, {len(ctx):,} messages, {ctx.next_seq:,} events")
 

@@ -23,6 +23,7 @@ from ._core import (
     ToolDefinitionsMessage,
 )
 from ._redact import json_clean
+from ._tool_call import ToolCall
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import DecodeError
 
@@ -72,8 +73,8 @@ class Context(CompactionMixin):
         self._core = _core_ctx if _core_ctx is not None else ContextCore()
         self._lock = threading.RLock()
         # Every runtime field (the table in _runtime says which), then what was given.
-        self.system_prompt: str | None = system_prompt
-        """The agent's configured system prompt (runtime; saved with the context)."""
+        if _core_ctx is None or system_prompt is not None:  # a fork's core holds its parent's
+            self.system_prompt = system_prompt
         self.deps: dict[str, Any] = dict(deps or {})
         """Dependencies for tools; saved with credential-named keys and non-JSON values left out."""
         self.usage = usage if isinstance(usage, Usage) else Usage.from_mapping(usage or {})
@@ -106,6 +107,9 @@ class Context(CompactionMixin):
         """``next_seq`` at the last save to or load from a store; ``None`` before."""
         self._stored_state: tuple[str, str] | None = None
         seed = [_as_message(m) for m in messages]
+        if seed and isinstance(seed[0], SystemPromptMessage):
+            # An imported system prompt takes its slot, as ``create`` puts it, so windows keep it.
+            self._core.append(seed.pop(0), "system_prompt", None, False)
         if seed:
             self._core.extend(seed, "messages")
 
@@ -148,6 +152,20 @@ class Context(CompactionMixin):
         return child
 
     # ---- reading -----------------------------------------------------------------------
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The agent's configured system prompt. It is sent: when the transcript has no
+        leading system message, ``messages`` shows one holding it (the overlay appended), so
+        token totals, windows and exporters see it; a transcript's own leading system message
+        wins over it. Never logged and not a position (``messages_at`` does not show it)."""
+        return self._core.system_prompt()
+
+    @system_prompt.setter
+    def system_prompt(self, text: str | None) -> None:
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"system_prompt must be a str or None, got {type(text).__name__}")
+        self._core.set_system_prompt(text)
 
     @property
     def id(self) -> str:
@@ -393,6 +411,14 @@ class Context(CompactionMixin):
         """Answer every call nothing answers with an interrupted result, after its turn."""
         for e in self._core.patch_dangling_tool_calls():
             self._publish(e)
+
+    def pending_tool_calls(self) -> list[ToolCall]:
+        """The calls still to run, oldest first: every call an assistant message made (a
+        ``tool_calls`` entry or a ``tool_use`` part) that no later tool message or
+        ``tool_result`` part answers, each a ``ToolCall`` with its arguments decoded. It reads
+        back from the end only to the last turn that left nothing unanswered (calls before a
+        turn the model completed are settled), so it costs the calls since then."""
+        return [ToolCall(*c) for c in self._core.pending_tool_calls()]
 
     def put_system_prompt_overlay(self, text: str | None) -> None:
         """Show ``text`` after the leading system message (runtime, never logged); ``None`` clears it."""

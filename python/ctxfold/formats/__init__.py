@@ -32,6 +32,7 @@ __all__ = [
     "from_openai_responses",
     "from_pydantic_ai",
     "to_anthropic",
+    "to_context",
     "to_langchain",
     "to_openai_chat",
     "to_openai_responses",
@@ -105,6 +106,18 @@ def from_anthropic(messages: Iterable[Any], system: Any = None) -> list[Message]
     """Anthropic messages (and the top-level ``system``, a str or text blocks) as ctxfold
     messages; the system prompt becomes a leading system message."""
     return _core.format_import("anthropic", messages, system)
+
+
+# ---- a whole request ----------------------------------------------------------------------
+
+
+def to_context(request: Any, format: str) -> Context:
+    """A whole request (its keyword arguments) of ``format`` as a Context: messages, the
+    system prompt in its slot, ``tools`` in a ``ToolDefinitionsMessage``, the other keyword
+    arguments kept in a ``request_header`` event (``docs/formats.md``)."""
+    from ._request_in import to_context as f
+
+    return f(request, format)
 
 
 # ---- tools ---------------------------------------------------------------------------------

@@ -174,9 +174,9 @@ def open_source(source: str, request_format: str | None = None) -> Source:
     if request_format is not None:
         if request_format not in REQUEST_FORMATS:
             raise ValueError(f"unknown request format {request_format!r}: one of {', '.join(REQUEST_FORMATS)}")
-        from ..formats._cli import request_messages
+        from ..formats._cli import request_context
 
-        ctx = Context(messages=request_messages(request_format, source))
+        ctx = request_context(request_format, source)
         return OneContext(source, ctx, datetime.fromtimestamp(os.path.getmtime(source), timezone.utc))
     if source.startswith(_STORE_PREFIXES) or _is_sqlite(source):
         return StoreSource(source)

@@ -24,10 +24,14 @@ impl<H: MessageHandle> Context<H> {
         r
     }
 
-    /// The leading message as shown when an overlay is set: the leading system message with
-    /// the overlay appended, or a new system message. `None` without an overlay.
+    /// The leading message as shown, when it is not the transcript's own: the leading system
+    /// message with the overlay appended, or — when the transcript does not lead with a
+    /// system message — a new one holding the configured system prompt and the overlay. The
+    /// flag says whether it stands for the transcript's head. `None` when neither applies.
     pub(crate) fn overlay_head(&mut self) -> Option<(bool, H)> {
-        let overlay = self.overlay.clone()?;
+        if self.overlay.is_none() && self.shown_prompt().is_none() {
+            return None;
+        }
         let head_seq = self.transcript.get(0);
         let key = head_seq.unwrap_or(u32::MAX);
         let head = head_seq.map(|s| self.resolved(s));
@@ -40,17 +44,27 @@ impl<H: MessageHandle> Context<H> {
             }
         }
         let m = match &head {
-            Some(h) if replaces_head => with_overlay(h.message(), &overlay),
+            Some(h) if replaces_head => with_overlay(h.message(), self.overlay.as_deref()?),
             _ => {
                 let at = head
                     .as_ref()
                     .map_or(self.created_at, |h| h.message().created_at);
-                overlay_message(&overlay, at, &self.id)
+                overlay_message(&self.lead_text()?, at, &self.id)
             }
         };
         let h = H::wrap(m);
         self.shown_head = Some((key, h.clone()));
         Some((replaces_head, h))
+    }
+
+    /// The text of the system message shown before a transcript that does not lead with one:
+    /// the configured system prompt, then the overlay, joined by a blank line.
+    pub(crate) fn lead_text(&self) -> Option<String> {
+        match (self.shown_prompt(), self.overlay.as_deref()) {
+            (Some(p), Some(o)) => Some(format!("{p}\n\n{o}")),
+            (Some(t), None) | (None, Some(t)) => Some(t.to_string()),
+            (None, None) => None,
+        }
     }
 
     /// `messages`: the fold with dynamic messages resolved and the overlay applied.
@@ -153,7 +167,11 @@ impl<H: MessageHandle> Context<H> {
 
     pub fn last_shown(&mut self) -> Option<H> {
         match self.transcript.get(self.len().wrapping_sub(1)) {
-            Some(s) if self.len() > 1 || self.overlay.is_none() => Some(self.resolved(s)),
+            Some(s)
+                if self.len() > 1 || (self.overlay.is_none() && self.shown_prompt().is_none()) =>
+            {
+                Some(self.resolved(s))
+            }
             _ => self.messages().pop(),
         }
     }

@@ -38,6 +38,31 @@ impl Message {
     pub fn found_calls(&self) -> &[Found] {
         self.calls.0.get_or_init(|| find(self).into_boxed_slice())
     }
+
+    /// The tool name of the call written at `at` ("" when it has none).
+    pub fn call_name(&self, at: At) -> &str {
+        self.call_field(at, "name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// The arguments of the call written at `at`, as given: a dict, a JSON string, or none.
+    pub fn call_arguments(&self, at: At) -> Option<&Value> {
+        self.call_field(at, "arguments")
+    }
+
+    fn call_field(&self, at: At, key: &str) -> Option<&Value> {
+        match at {
+            At::Part(i) => match &self.content {
+                Content::Parts(parts) => parts.get(i as usize).and_then(|p| p.get(key)),
+                _ => None,
+            },
+            At::Entry(i) => self
+                .tool_calls
+                .get(i as usize)
+                .and_then(|c| small_get(c, key)),
+        }
+    }
 }
 
 /// The call id of a `tool_use` part (`None`: it makes no call), or the one a `tool_result`
