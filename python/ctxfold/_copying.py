@@ -39,7 +39,8 @@ def restore(cls: type[Context], doc: str, fields: dict[str, Any]) -> Context:
     overlay = fields.pop("overlay", None)
     if overlay is not None:
         ctx._core.set_overlay(overlay)
-    ctx.__dict__.update(fields)
+    for name, value in fields.items():  # through setattr: some fields are properties
+        setattr(ctx, name, value)
     return ctx
 
 

@@ -92,15 +92,20 @@ PERSISTED: tuple[Field, ...] = tuple(f for f in FIELDS if f.write is not None)
 
 _NAMES = tuple(f.name for f in FIELDS)
 _READ_ALL = attrgetter(*_NAMES)
+# Runtime fields whose value lives in the core (a property of Context), not in its __dict__.
+_CORE_HELD = ("system_prompt",)
 _COPIES = tuple(None if f.copy is _same else f.copy for f in FIELDS)
 
 
 def copy(src: Any, dst: Any) -> None:
     """Every runtime field of `src` onto `dst`, as a fork copies it (a window is made every
     turn, so this is one read of all the fields and one update, not a loop of getattr/setattr)."""
-    dst.__dict__.update(
-        (name, v if c is None else c(v)) for name, c, v in zip(_NAMES, _COPIES, _READ_ALL(src))
-    )
+    values = {name: v if c is None else c(v) for name, c, v in zip(_NAMES, _COPIES, _READ_ALL(src))}
+    # A field the core holds (``system_prompt``: it is shown in ``messages``) goes through its
+    # property; the rest are plain attributes.
+    for name in _CORE_HELD:
+        setattr(dst, name, values.pop(name))
+    dst.__dict__.update(values)
 assert tuple(f.name for f in PERSISTED) == tuple(_core.RUNTIME_KEYS), "runtime fields out of step with the core"
 
 

@@ -19,7 +19,12 @@ class ToolCall:
     nothing was. ``message_index`` is the position of the message that made the call."""
 
     id: str
+    """The call's id, which its answer (a tool message or ``tool_result`` part) names."""
     name: str
+    """The tool to run."""
     arguments: dict[str, Any] | None
+    """The decoded arguments: ``{}`` when none were given, ``None`` when they are not a JSON object."""
     message_index: int
+    """The position of the assistant message that made the call."""
     raw_arguments: str | dict[str, Any] | None = None
+    """The arguments exactly as given (a JSON string or a dict), ``None`` when none were."""

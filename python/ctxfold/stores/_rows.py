@@ -37,8 +37,11 @@ class StoredTail:
     first)."""
 
     head: int
+    """The stored ``next_seq``: how many events the store holds for the context."""
     state: dict[str, Any]
+    """The persisted fields (runtime fields, anchors, lineage) as last saved."""
     events: list[dict[str, Any]]
+    """The events read, as JSON objects in the file format's event layout, oldest first."""
 
 
 @dataclass(frozen=True)
