@@ -53,6 +53,18 @@ fn messages_out<'py>(py: Python<'py>, ms: Vec<Message>) -> PyResult<Bound<'py, P
     PyList::new(py, objs)
 }
 
+/// The messages of a request's source: a context's core (its messages as shown) or a list
+/// of messages.
+pub(crate) fn handles_of(py: Python<'_>, src: &Bound<'_, PyAny>) -> PyResult<Vec<Handle>> {
+    if let Ok(core) = src.cast::<ContextCore>() {
+        return Ok(core.get().shown_handles(py));
+    }
+    let list = src.cast::<PyList>()?;
+    list.iter()
+        .map(|m| Ok(Handle::from_py(m.cast::<PyMessage>()?)))
+        .collect()
+}
+
 /// The request's keyword arguments for a context (its messages as shown) or a list of messages.
 /// `pair=False` (Responses only): the items as they are, with no pairing plan.
 #[pyfunction]
@@ -66,14 +78,7 @@ pub fn format_export<'py>(
     pair: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = Format::parse(format).py()?;
-    let handles: Vec<Handle> = if let Ok(core) = src.cast::<ContextCore>() {
-        core.get().shown_handles(py)
-    } else {
-        let list = src.cast::<PyList>()?;
-        list.iter()
-            .map(|m| Ok(Handle::from_py(m.cast::<PyMessage>()?)))
-            .collect::<PyResult<_>>()?
-    };
+    let handles = handles_of(py, src)?;
     let refs: Vec<&Message> = handles.iter().map(|h| h.message()).collect();
     let opts = ExportOptions {
         strict,

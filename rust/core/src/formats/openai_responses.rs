@@ -10,7 +10,7 @@ use super::interop::{
     source_url, url_source, Keep,
 };
 use super::out::{Obj, J};
-use super::plan::{answered, own_calls, plan, AnswerSrc, Call, CallSrc, Grammar, Step};
+use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Kind, Message, Part, Role};
@@ -23,7 +23,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
     if !opts.pair {
         return export_as_is(messages, opts);
     }
-    let p = plan(messages, Grammar::MaxLen(64), "OpenAI Responses");
+    let p = Target::OpenAiResponses.plan(messages);
     p.check(opts.strict)?;
     let mut req = Request::new(opts, p.msgs.len());
     for step in &p.steps {
@@ -143,7 +143,7 @@ fn output_item<'a>(call_id: Cow<'a, str>, src: AnswerSrc<'a>) -> J<'a> {
             },
             None,
         ),
-        AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
+        AnswerSrc::Interrupted => (J::Str(crate::message::INTERRUPTED), None),
     };
     let o = J::obj()
         .put("type", J::Lit("function_call_output"))
