@@ -356,16 +356,17 @@ def _ai_out(v: View) -> BaseMessage | None:
     tool_calls: list[dict[str, Any]] = []
     invalid: list[dict[str, Any]] = []
     raw: list[dict[str, Any]] = []
-    entries = v.tool_calls
-    # A call the core found only at a tool_use part is a tool call here too, unless that part
-    # is a LangChain block kept in content (its call is in the tool_calls entries).
-    made = [
-        {"id": c.sent, "name": c.name, "arguments": c.arguments}
-        for c in v.calls
-        if c.entry is None and c.part is not None and v.content[c.part].get(MARK) is None
-    ]
-    if made:
-        entries = [*entries, *made]
+    # The message's calls are the core's (the plan's, in its order), each written once: from
+    # its tool_calls entry (which keeps what LangChain gave: an invalid call, its error), or,
+    # for a call made by a tool_use part alone, from what the core read of the part.
+    entries: list[dict[str, Any]] = []
+    used: set[int] = set()
+    for call in v.calls:
+        if call.entry is not None and call.entry not in used:
+            used.add(call.entry)
+            entries.append(v.tool_calls[call.entry])
+        else:
+            entries.append({"id": call.sent, "name": call.name, "arguments": call.arguments})
     for c in entries:
         args = c.get("arguments")
         cid, name = c["id"], c.get("name") or ""

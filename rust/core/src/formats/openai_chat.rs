@@ -328,12 +328,7 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
 // ---- import -----------------------------------------------------------------------------
 
 pub fn import(data: &Value) -> Result<Vec<Message>> {
-    let items = array(data, "messages")?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| message_in(v, &format!("messages[{i}]")))
-        .collect()
+    super::each(data, F, message_in)
 }
 
 pub fn message_in(v: &Value, at: &str) -> Result<Message> {

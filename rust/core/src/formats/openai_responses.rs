@@ -6,8 +6,8 @@
 //! as it came and to this format only.
 
 use super::interop::{
-    self, arguments, array, block, finish, kind, object, opt_str, own_reasoning, req_str,
-    source_url, url_source, Keep,
+    self, arguments, block, finish, kind, object, opt_str, own_reasoning, req_str, source_url,
+    url_source, Keep,
 };
 use super::out::{Obj, J};
 use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
@@ -441,12 +441,7 @@ fn call_out<'a>(c: &Call<'a>, own: bool) -> J<'a> {
 // ---- import -----------------------------------------------------------------------------
 
 pub fn import(data: &Value) -> Result<Vec<Message>> {
-    let items = array(data, "items")?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| item_in(v, &format!("items[{i}]")))
-        .collect()
+    super::each(data, F, item_in)
 }
 
 pub fn item_in(v: &Value, at: &str) -> Result<Message> {
