@@ -43,6 +43,9 @@ __all__ = [
     "PlanAnswer",
     "INTERRUPTED",
     "is_json",
+    "export_cache_mode",
+    "export_cache_usage",
+    "export_cache_clear",
     "_rank_file",
 ]
 
@@ -127,6 +130,18 @@ INTERRUPTED: str
 def is_json(value: object) -> bool:
     """Whether ``value`` is JSON as ctxfold takes it everywhere (str keys, 64-bit ints, finite floats, no lone surrogates)."""
 
+def export_cache_mode(mode: Literal["all", "strings", "off"] | None = None) -> Literal["all", "strings", "off"]:
+    """The export cache's mode: ``"all"`` (a message's strings and the dicts and lists it
+    exported to are kept and given again; the default), ``"strings"`` (its strings only) or
+    ``"off"`` (nothing kept or given; what is held stays until :func:`export_cache_clear`).
+    Given a mode, sets it for every later request; returns the mode in force before the call."""
+
+def export_cache_usage() -> dict[str, int]:
+    """What the export cache holds now: ``{"messages": n, "strings": n, "pieces": n}``."""
+
+def export_cache_clear() -> None:
+    """Drop everything the export cache holds; later requests make their objects anew."""
+
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""
 
@@ -166,9 +181,9 @@ def store_refresh_prepare(
     state: bytes | str,
     content: Iterable[Sequence[bytes | str]],
     events: Iterable[Sequence[int | bytes | str]],
-) -> PreparedRows | str:
-    """The rows past ``core``'s ``next_seq`` checked, changing nothing; a str when they are
-    another context's history. ``DecodeError`` names the context and seq of a bad row."""
+) -> PreparedRows:
+    """The rows past ``core``'s ``next_seq`` checked, changing nothing; ``ConflictError`` when
+    they are another context's history, ``DecodeError`` naming the context and seq of a bad row."""
 
 def store_refresh_apply(core: ContextCore, rows: PreparedRows) -> int:
     """Apply checked rows; how many events were appended."""

@@ -179,9 +179,6 @@ class Store:
                                         "saved anew; load it again")
                 events = events[1:]
             prepared = _core.store_refresh_prepare(ctx._core, r.head, r.state, r.content, events)
-            if isinstance(prepared, str):
-                raise ConflictError(f"context {ctx.id}: the store holds another context under this id: "
-                                    f"{prepared}")
             fields = SimpleNamespace()
             try:
                 _runtime.load(fields, prepared.runtime, False)

@@ -19,6 +19,9 @@ pub enum Error {
     /// A provider message that cannot be converted, or a strict export that would need
     /// repairs (`FormatError`, a `ValueError`).
     Format(String),
+    /// A store holds another context's history under this one's id, or a newer version than
+    /// the one being saved (`ConflictError`): nothing was written or changed.
+    Conflict(String),
     /// Any other I/O failure (`OSError`, with the OS error number when there is one, so the
     /// binding can raise the matching subclass: `PermissionError`, `IsADirectoryError`, …).
     Io(String, Option<i32>),
@@ -49,7 +52,8 @@ impl fmt::Display for Error {
             | Error::UnknownAnchor(m)
             | Error::Decode(m)
             | Error::NotFound(m)
-            | Error::Format(m) => f.write_str(m),
+            | Error::Format(m)
+            | Error::Conflict(m) => f.write_str(m),
             Error::Io(m, _) => f.write_str(m),
         }
     }

@@ -14,6 +14,7 @@ use pyo3::types::PyType;
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNKNOWN_ANCHOR_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static FORMAT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static CONFLICT_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn class(
     py: Python<'_>,
@@ -41,6 +42,10 @@ pub fn to_py(e: Error) -> PyErr {
             Err(e) => e,
         },
         Error::Format(m) => match class(py, &FORMAT_ERROR, "FormatError") {
+            Ok(c) => PyErr::from_type(c.into_bound(py), m),
+            Err(e) => e,
+        },
+        Error::Conflict(m) => match class(py, &CONFLICT_ERROR, "ConflictError") {
             Ok(c) => PyErr::from_type(c.into_bound(py), m),
             Err(e) => e,
         },

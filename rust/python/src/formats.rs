@@ -1,5 +1,7 @@
-//! The provider formats of SPEC §10, as thin functions: convert the arguments, release the GIL
-//! around the JSON work in the core, build the Python objects straight from the core's output.
+//! The provider formats of SPEC §10, as thin functions: convert the arguments, plan the request
+//! and build its tree in the core detached from the interpreter, then build the Python objects
+//! from that tree attached (`export_cache::Build`: a message's share of the request, its piece,
+//! is made there, and only when the export cache has no copy of it to give).
 
 use crate::context::ContextCore;
 use crate::errors::IntoPyResult;
@@ -87,7 +89,7 @@ pub fn format_export<'py>(
     };
     let request = py.detach(|| formats::export(f, &refs, opts)).py()?;
     let obj = crate::convert::with_gc_paused(py, || {
-        crate::request::Build::new(py, &handles, &refs).object(&request)
+        crate::export_cache::Build::new(py, &handles, &refs).object(&request)
     })?;
     Ok(obj.cast_into::<PyDict>()?)
 }
@@ -102,12 +104,7 @@ pub fn format_import<'py>(
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let f = Format::parse(format).py()?;
-    let what = if f == Format::OpenAiResponses {
-        "items"
-    } else {
-        "messages"
-    };
-    let v = list_in(data, what)?;
+    let v = list_in(data, f.input_name())?;
     let sys = match system {
         Some(s) if !s.is_none() => Some(json_in(s, "system")?),
         _ => None,

@@ -4,15 +4,13 @@ mod args;
 mod context;
 mod convert;
 mod errors;
+mod export_cache;
 mod formats;
-mod leaves;
 mod message;
 mod part;
-mod pieces;
 mod plan;
 mod pyser;
 mod ranks;
-mod request;
 mod store;
 mod tail;
 
@@ -131,6 +129,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
     m.add_function(wrap_pyfunction!(plan::format_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(export_cache::export_cache_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(export_cache::export_cache_usage, m)?)?;
+    m.add_function(wrap_pyfunction!(export_cache::export_cache_clear, m)?)?;
     m.add_class::<plan::FormatPlan>()?;
     m.add_class::<plan::PlanCall>()?;
     m.add_class::<plan::PlanAnswer>()?;

@@ -226,6 +226,14 @@ impl Message {
         }
     }
 
+    /// What adding `messages` in order does to `needs_response`: the last message that
+    /// changes it decides (`None`: none does).
+    pub fn needs_response_after_all<'a>(
+        messages: impl DoubleEndedIterator<Item = &'a Message>,
+    ) -> Option<bool> {
+        messages.rev().find_map(Message::needs_response_after)
+    }
+
     pub fn is_tool_result(&self) -> bool {
         self.role == Role::Tool
             || matches!(&self.content, Content::Parts(p) if p.iter().any(|p| part_type(p) == Some("tool_result")))
