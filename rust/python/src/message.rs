@@ -100,13 +100,13 @@ impl Handle {
     /// The message's strings as Python strings, made once (`export_cache`); they live with
     /// its Python object.
     pub fn leaves(&self, py: Python<'_>) -> PyResult<&Leaves> {
-        Ok(&self.object(py)?.cache.held().leaves)
+        Ok(self.object(py)?.cache.leaves())
     }
 
     /// What it exported to, kept for the next request (`export_cache`); with its Python
     /// object.
     pub fn pieces(&self, py: Python<'_>) -> PyResult<&Pieces> {
-        Ok(&self.object(py)?.cache.held().pieces)
+        Ok(self.object(py)?.cache.pieces())
     }
 }
 
@@ -150,7 +150,7 @@ impl PyMessage {
     pub fn new(inner: Arc<Message>) -> PyMessage {
         PyMessage {
             inner,
-            cache: MessageCache::default(),
+            cache: MessageCache::new(),
         }
     }
 }

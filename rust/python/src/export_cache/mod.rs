@@ -38,8 +38,8 @@ pub use request::Build;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// What the cache keeps and gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,77 +98,107 @@ impl Mode {
     }
 }
 
-/// What is kept for one message.
-#[derive(Default)]
-pub struct Held {
-    pub leaves: Leaves,
-    pub pieces: Pieces,
+/// What is kept for one message, in place in its Python object (a request reads it for every
+/// message: no pointer more to follow), and listed where `export_cache_usage` and
+/// `export_cache_clear` find it from the message's first export until it is dropped.
+pub struct MessageCache {
+    leaves: Leaves,
+    pieces: Pieces,
+    /// Its place in [`REGISTRY`] (`UNLISTED` before its first export); changed only under
+    /// the registry's lock.
+    listed: AtomicUsize,
 }
 
-/// A message's cache, made on its first export (a message never exported holds nothing but
-/// this empty cell) and listed where `usage` and `clear` find it.
-#[derive(Default)]
-pub struct MessageCache(OnceLock<Arc<Held>>);
+const UNLISTED: usize = usize::MAX;
 
 impl MessageCache {
-    pub fn held(&self) -> &Held {
-        self.0.get_or_init(|| {
-            let held = Arc::new(Held::default());
-            Registry::add(&held);
-            held
-        })
-    }
-}
-
-/// Every cache made, weakly (a message's cache goes with the message).
-struct Registry {
-    caches: Vec<Weak<Held>>,
-    /// How many were alive at the last sweep: the list is swept when it has doubled since.
-    alive: usize,
-}
-
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    caches: Vec::new(),
-    alive: 0,
-});
-
-impl Registry {
-    fn lock() -> std::sync::MutexGuard<'static, Registry> {
-        REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn add(held: &Arc<Held>) {
-        let mut r = Registry::lock();
-        if r.caches.len() >= 2 * r.alive + 1024 {
-            r.sweep();
+    pub fn new() -> MessageCache {
+        MessageCache {
+            leaves: Leaves::default(),
+            pieces: Pieces::default(),
+            listed: AtomicUsize::new(UNLISTED),
         }
-        r.caches.push(Arc::downgrade(held));
     }
 
-    fn sweep(&mut self) {
-        self.caches.retain(|w| w.strong_count() > 0);
-        self.alive = self.caches.len();
+    pub fn leaves(&self) -> &Leaves {
+        self.enlist();
+        &self.leaves
     }
 
-    /// The caches alive now (each held until the caller is done, outside the lock).
-    fn alive() -> Vec<Arc<Held>> {
-        let mut r = Registry::lock();
-        r.sweep();
-        r.caches.iter().filter_map(Weak::upgrade).collect()
+    pub fn pieces(&self) -> &Pieces {
+        self.enlist();
+        &self.pieces
+    }
+
+    /// Listed on first use. A message's cache lives inside its Python object, which never
+    /// moves, so its address stays valid until `drop` takes it off the list.
+    fn enlist(&self) {
+        if self.listed.load(Ordering::Acquire) != UNLISTED {
+            return;
+        }
+        let mut r = registry();
+        if self.listed.load(Ordering::Acquire) == UNLISTED {
+            self.listed.store(r.len(), Ordering::Release);
+            r.push(Listed(self));
+        }
+    }
+
+    fn clear(&self) {
+        self.leaves.clear();
+        self.pieces.clear();
+    }
+}
+
+impl Drop for MessageCache {
+    fn drop(&mut self) {
+        if *self.listed.get_mut() == UNLISTED {
+            return;
+        }
+        let mut r = registry();
+        let at = self.listed.load(Ordering::Acquire);
+        r.swap_remove(at);
+        if let Some(moved) = r.get(at) {
+            // SAFETY: a listed cache is alive (it leaves the list, under this lock, before its
+            // memory goes); only its atomic place is written.
+            unsafe { (*moved.0).listed.store(at, Ordering::Release) };
+        }
+    }
+}
+
+/// A listed cache's address.
+struct Listed(*const MessageCache);
+
+// SAFETY: a `MessageCache` is `Sync` (its state is behind mutexes and atomics); the pointer is
+// only read under the registry's lock, while the cache is alive (see `Drop`).
+unsafe impl Send for Listed {}
+
+/// Every cache holding something, or that did since its message's first export.
+static REGISTRY: Mutex<Vec<Listed>> = Mutex::new(Vec::new());
+
+fn registry() -> std::sync::MutexGuard<'static, Vec<Listed>> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `f` of every listed cache, under the registry's lock (a cache dropped meanwhile waits).
+fn each_listed(mut f: impl FnMut(&MessageCache)) {
+    let r = registry();
+    for l in r.iter() {
+        // SAFETY: listed, hence alive while the lock is held (see `Drop`).
+        f(unsafe { &*l.0 });
     }
 }
 
 /// What the cache holds: (messages holding something, strings, pieces' copies).
 fn usage() -> (usize, usize, usize) {
     let mut out = (0, 0, 0);
-    for h in Registry::alive() {
-        let (s, p) = (h.leaves.len(), h.pieces.len());
+    each_listed(|c| {
+        let (s, p) = (c.leaves.len(), c.pieces.len());
         if s + p > 0 {
             out.0 += 1;
         }
         out.1 += s;
         out.2 += p;
-    }
+    });
     out
 }
 
@@ -209,8 +239,7 @@ pub fn export_cache_usage(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// objects anew (and keeps them again, unless the mode is `"off"`).
 #[pyfunction]
 pub fn export_cache_clear() {
-    for h in Registry::alive() {
-        h.leaves.clear();
-        h.pieces.clear();
-    }
+    // What is dropped is strings, dicts and lists (`pieces` keeps nothing else): no message
+    // goes with them, so no cache leaves the list while it is walked.
+    each_listed(MessageCache::clear);
 }

@@ -231,30 +231,31 @@ impl Record {
         if matches!(node, Node::Dict(_) | Node::List(_)) && ffi::refcnt(o) != 1 {
             return Check::Held;
         }
+        // Written out, not through iterator adaptors: this runs for every dict and list of a
+        // request.
         match node {
             Node::Dict(d) if want == ffi::dict_len(d) * 4 + DICT => {
-                self.all_same(ffi::dict_entries(d).flat_map(|(k, v)| [k, v]), at)
+                for (k, v) in ffi::dict_entries(d) {
+                    for x in [k, v] {
+                        match self.same(x, at) {
+                            Check::Free => {}
+                            other => return other,
+                        }
+                    }
+                }
+                Check::Free
             }
             Node::List(l) if want == ffi::list_len(l) * 4 + LIST => {
-                self.all_same(ffi::list_items(l), at)
+                for x in ffi::list_items(l) {
+                    match self.same(x, at) {
+                        Check::Free => {}
+                        other => return other,
+                    }
+                }
+                Check::Free
             }
             _ => Check::Changed,
         }
-    }
-
-    /// `same` of each of `xs` in turn, up to the first that is not free.
-    fn all_same<'a, 'py>(
-        &self,
-        xs: impl Iterator<Item = Borrowed<'a, 'py, PyAny>>,
-        at: &mut usize,
-    ) -> Check {
-        for x in xs {
-            match self.same(x, at) {
-                Check::Free => {}
-                other => return other,
-            }
-        }
-        Check::Free
     }
 }
 
