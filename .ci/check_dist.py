@@ -1,4 +1,4 @@
-"""What goes to PyPI carries what SPEC §13 says: a LICENSE in every wheel and sdist, and in the
+"""What goes to PyPI carries what docs/shipping.md promises: a LICENSE in every wheel and sdist, and in the
 sdist the tests with what they read (the file-format docs) and the benches.
 
     python .ci/check_dist.py dist/*
@@ -11,6 +11,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+# The viewer's page ships in the wheel: `ctxfold serve` has no other copy of it.
+WHEEL_NEEDS = ("ctxfold/viewer/static/index.html", "ctxfold/viewer/static/app.js", "ctxfold/viewer/static/style.css")
 SDIST_NEEDS = ("LICENSE", "pyproject.toml", "Cargo.lock", "tests/conftest.py", "tests/_oracle.py",
                "docs/format.schema.json", "benches/conftest.py")
 
@@ -21,7 +23,8 @@ def problems(path: Path) -> list[str]:
             names = z.namelist()
         if not any(n.endswith(".dist-info/licenses/LICENSE") for n in names):
             return ["no .dist-info/licenses/LICENSE"]
-        return [f"carries {n}" for n in names if n.startswith(("tests/", "benches/"))]
+        return [f"carries {n}" for n in names if n.startswith(("tests/", "benches/"))] + \
+            [f"no {n}" for n in WHEEL_NEEDS if n not in names]
     if path.name.endswith(".tar.gz"):
         with tarfile.open(path) as t:
             names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}

@@ -1,4 +1,4 @@
-"""PostgreSQL store throughput with many worker processes (SPEC §11).
+"""PostgreSQL store throughput with many worker processes.
 
     python benches/store_postgres.py [--url URL] [--workers 8] [--seconds 5] [--history 1000]
 

@@ -121,7 +121,7 @@ def test_read_messages(record, n):
 
 
 def counted_text(d):
-    """The pure-Python way of SPEC §6's counted text (what a user would write)."""
+    """The pure-Python way of the counted text (docs/guide.md, Counting tokens) (what a user would write)."""
     pieces = [d["role"]] + ([d["name"]] if d.get("name") else [])
     media = 0
     c = d["content"]

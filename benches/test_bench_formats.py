@@ -1,4 +1,4 @@
-"""Exporters side by side (SPEC §10 speed): ``to_openai_chat`` and ``to_anthropic`` against
+"""Exporters side by side: ``to_openai_chat`` and ``to_anthropic`` against
 LangChain's ``convert_to_openai_messages`` on the same messages as LangChain objects, and
 against a plain Python loop over ``ctx.messages`` building the same dicts; and the per-turn
 cost of an agent loop at 100k: a 10% token window, then the export."""

@@ -1,4 +1,4 @@
-"""The store side by side (SPEC §11): one turn of 4 messages saved into a context of n messages
+"""The store side by side: one turn of 4 messages saved into a context of n messages
 with ``store.save`` (SQLite default = the "ctxfold" column, SQLite durable, PostgreSQL), with
 ``ctx.save()`` (the whole file) and with the OpenAI Agents SDK's ``SQLiteSession.add_items``;
 and a load with ``store.load`` against ``Context.load`` of the file and ``SQLiteSession.get_items``.

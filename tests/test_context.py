@@ -1,4 +1,4 @@
-"""Every example of the Elixir seed and the anchor behaviour of the Python seed, per SPEC."""
+"""Every example of the Elixir seed and the anchor behaviour of the Python seed, as docs/guide.md describes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Provider formats (SPEC §10): exports valid against the SDKs' types, the APIs' rules kept,
+"""Provider formats: exports valid against the SDKs' types, the APIs' rules kept,
 round trips byte-exact, answers appended, malformed input refused with its place."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Concurrent writers on one stored session: asyncio tasks sharing a session object, sessions
 sharing a store, and separate processes, on SQLite and PostgreSQL. Every item lands exactly
 once, each writer's items in the order it added them (a conflict rewinds the unsaved write,
-catches up with the store and redoes it, SPEC §12)."""
+catches up with the store and redoes it)."""
 
 from __future__ import annotations
 

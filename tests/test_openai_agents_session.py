@@ -1,4 +1,4 @@
-"""ContextSession against the OpenAI Agents SDK's Session protocol (SPEC §12): the protocol
+"""ContextSession against the OpenAI Agents SDK's Session protocol: the protocol
 behaviours, every item type the SDK stores coming back byte-exact, the Context behind it."""
 
 from __future__ import annotations

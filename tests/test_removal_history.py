@@ -1,4 +1,4 @@
-"""Removal (SPEC §3, §4.4) and history (§4.9), checked against replaying the log by hand."""
+"""Removal and history, checked against replaying the log by hand."""
 
 from __future__ import annotations
 
@@ -127,7 +127,7 @@ def bindings_before(ctx: Context, seq: int) -> dict[str, str]:
 
 
 def changed_since_by_definition(ctx: Context, seq: int) -> int:
-    """SPEC §4.9, literally: the smallest of the length then and every position an event
+    """changed_since's definition, literally: the smallest of the length then and every position an event
     after `seq` touched, each in the positions of its own time."""
     touched = [len(fold_of(ctx, seq))]
     for e in ctx.events()[seq:]:

@@ -1,4 +1,4 @@
-"""The store (SPEC §11) on both backends: round trips after every kind of operation, byte-exact
+"""The store on both backends: round trips after every kind of operation, byte-exact
 rows, O(turn) saves counted in rows, conflicts, listing, schema checks and corrupt rows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The store under many processes (SPEC §11): writers racing on one context lose and duplicate
+"""The store under many processes: writers racing on one context lose and duplicate
 nothing, and a writer killed with SIGKILL at any point of a save leaves whole turns only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``Store.head`` and ``Store.refresh`` (our extension of SPEC §11, docs/store.md) on both
+"""``Store.head`` and ``Store.refresh`` (docs/store.md) on both
 backends: a context caught up with what another Store instance saved equals a fresh load,
 after every kind of operation; nothing new costs one query; a corrupt row or a bad state
 leaves the context as it was; another lineage is a ConflictError."""

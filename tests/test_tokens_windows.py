@@ -11,7 +11,7 @@ ENCS = ["cl100k_base", "o200k_base"]
 
 
 def expected(enc, m: Message) -> int:
-    """SPEC §6, written out independently with Python tiktoken."""
+    """The token rule, written out independently with Python tiktoken."""
     def dumps(v):
         return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
 

@@ -2,6 +2,7 @@
 transcript. Anchors, non-destructive compaction, forks, exact token windows and versioned
 persistence, with the hot path in Rust."""
 
+from ._compaction import CompactionPlan, CompactionRecord, Compactor
 from ._context import Context
 from ._core import (
     Event,
@@ -25,6 +26,9 @@ from .stores import Store, StoredContext
 _install_text_descriptor(Part)
 
 __all__ = [
+    "CompactionPlan",
+    "CompactionRecord",
+    "Compactor",
     "ConflictError",
     "Context",
     "ContextError",

@@ -1,4 +1,4 @@
-"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``, ``store URL …``."""
+"""The ``ctxfold`` command: ``demo``, ``convert IN OUT``, ``stats FILE``, ``store URL …``, ``show``, ``serve``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ._core import Message, SystemPromptMessage, ToolDefinitionsMessage, encodin
 from ._files import write_json_atomic
 from ._store_cli import add_store_parser, demo_turns, run_store
 from .demo_transcript import build_transcript
+from .viewer._cli import add_viewer_parsers, run_viewer
 
 
 def demo(n: int) -> None:
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--messages", type=int, default=100_000)
     s = sub.add_parser("stats", help="messages by role, tokens per encoding, events, anchors")
     s.add_argument("file")
-    c = sub.add_parser("convert", help="any readable layout -> version 2; --to/--from a provider request (SPEC §10)")
+    c = sub.add_parser("convert", help="any readable layout -> version 2; --to/--from a provider request")
     way = c.add_mutually_exclusive_group()
     way.add_argument("--to", choices=("openai_chat", "openai_responses", "anthropic"), help="write the request JSON")
     way.add_argument("--from", dest="from_", choices=("openai_chat", "openai_responses", "anthropic"),
@@ -97,9 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("dst")
     sub.add_parser("encodings", help="list the token encodings")
     add_store_parser(sub)
+    add_viewer_parsers(sub)
     a = p.parse_args(argv)
     if a.cmd == "store":
         return run_store(a)
+    if a.cmd in ("show", "serve"):
+        return run_viewer(a)
     try:
         if a.cmd == "demo":
             demo(a.messages)

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import _core, _runtime
+from ._compaction import CompactionMixin
 from ._core import (
     BOOKKEEPING_EVENT_TYPES,
     EVENT_TYPES,
@@ -39,7 +40,7 @@ def _as_message(m: Any) -> Message:
     raise TypeError(f"expected a Message, got {type(m).__name__}")
 
 
-class Context:
+class Context(CompactionMixin):
     """An agent's conversation: an append-only event log whose fold is ``messages``."""
 
     def __init__(
@@ -77,7 +78,7 @@ class Context:
         self.notify = notify
         self.cancellation_check = cancellation_check
         self.approval_handler = approval_handler
-        # The next_seq at the last save to or load from a store (SPEC §11); None before. The
+        # The next_seq at the last save to or load from a store; None before. The
         # store also remembers which store and what state text that was, to skip empty saves.
         self.stored_seq: int | None = None
         self._stored_state: tuple[str, str] | None = None

@@ -33,6 +33,10 @@ __all__ = [
     "context_savepoint",
     "context_rewind",
     "shown_tail",
+    "compaction_plan",
+    "compaction_apply",
+    "compaction_clear_tool_results",
+    "compaction_records",
     "format_export",
     "format_import",
     "format_response",
@@ -64,7 +68,7 @@ def encodings() -> list[str]:
 def format_export(
     format: str, src: ContextCore | list[Message], strict: bool, instructions: bool, pair: bool = True
 ) -> dict[str, Any]:
-    """The request's keyword arguments for ``format`` (SPEC §10); ``pair=False``
+    """The request's keyword arguments for ``format``; ``pair=False``
     (``openai_responses`` only): the items as they are, with no pairing plan."""
 
 def format_import(format: str, data: Iterable[Any], system: Any = None) -> list[Message]:
@@ -148,7 +152,7 @@ def count_text(text: str, encoding: str = "cl100k_base") -> int:
 def _rank_file(name: str) -> bytes:
     """The BPE rank file of an encoding in tiktoken's format, byte for byte (for the tests' oracle)."""
 
-# ---- the store's rows (SPEC §11; ctxfold/stores) ----------------------------------------
+# ---- the store's rows (ctxfold/stores) ----------------------------------------
 
 def store_rows(
     core: ContextCore, stored_seq: int | None, runtime: dict[str, _JSON]
@@ -204,6 +208,41 @@ def context_rewind(core: ContextCore, point: Savepoint) -> None:
 
 def shown_tail(core: ContextCore, k: int) -> list[Message]:
     """The last ``k`` messages of ``messages``, the same objects."""
+
+def compaction_plan(
+    core: ContextCore,
+    max_tokens: int,
+    keep_tokens: int | None,
+    keep_last: int | None,
+    encoding: str,
+    pinned: Sequence[int],
+) -> tuple[str, list[tuple[int, int]], list[Message], list[Message] | None, int, int] | None:
+    """``(context id, ranges, messages, shown, based_on, tokens_before)`` (``shown`` ``None``:
+    the same as ``messages``), or ``None``: nothing to do."""
+
+def compaction_apply(
+    core: ContextCore,
+    context: str,
+    ranges: Sequence[tuple[int, int]],
+    based_on: int,
+    tokens_before: int,
+    encoding: str,
+    summary: str | Message,
+) -> list[Event]:
+    """Write the compaction (a compare-and-swap on ``based_on``); the events written."""
+
+def compaction_clear_tool_results(
+    core: ContextCore,
+    keep_last: int,
+    min_tokens: int,
+    exclude_tools: Sequence[str],
+    placeholder: str,
+    encoding: str,
+) -> list[Event]:
+    """Replace old tool results by the placeholder; the events written."""
+
+def compaction_records(core: ContextCore) -> list[tuple[int, int, int, dict[str, _JSON]]]:
+    """``(seq, first, last, record)`` of each applied compaction, oldest first."""
 
 @final
 class Part:

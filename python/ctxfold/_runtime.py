@@ -1,4 +1,4 @@
-"""The runtime fields of a Context (SPEC §4.7): one table says, for each, its default, how a
+"""The runtime fields of a Context: one table says, for each, its default, how a
 fork copies it, and — for the ones a document carries — how it is written and read back.
 
 The core names the document's top-level keys (``_core.RUNTIME_KEYS``); this table says how each

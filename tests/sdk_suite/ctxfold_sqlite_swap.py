@@ -1,6 +1,6 @@
 """A pytest plugin for running the OpenAI Agents SDK's own tests with ctxfold's ContextSession
-in place of the SDK's ``SQLiteSession`` (SPEC §12: "the SDK's own runner and session tests pass
-with it in place of SQLiteSession"). ``run.py`` beside this file loads it into the SDK's test
+in place of the SDK's ``SQLiteSession``: the SDK's own runner and session tests must pass
+with it. ``run.py`` beside this file loads it into the SDK's test
 suite as found in its source distribution.
 
 ``SQLiteSession(session_id, db_path=":memory:", ..., session_settings=None)`` becomes a

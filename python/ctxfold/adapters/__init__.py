@@ -1,4 +1,4 @@
-"""Framework adapters (SPEC §12): where an agent framework takes a pluggable history, ctxfold is
+"""Framework adapters: where an agent framework takes a pluggable history, ctxfold is
 that history. Each adapter is its own module, imported only when asked for, and needs its
 framework as an extra (``ctxfold[openai-agents]``):
 

@@ -1,4 +1,4 @@
-"""ctxfold as the OpenAI Agents SDK's ``Session`` (SPEC §12; extra ``ctxfold[openai-agents]``).
+"""ctxfold as the OpenAI Agents SDK's ``Session`` (extra ``ctxfold[openai-agents]``).
 
 ``ContextSession(session_id, store=None, *, session_settings=None)`` keeps the Responses input
 items the SDK hands it as a ctxfold ``Context``, one message per item, through the
@@ -21,6 +21,8 @@ See ``docs/adapters.md``.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 import os
 import random
 import threading
@@ -36,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from .. import formats
+from .._compaction import CompactionPlan, Compactor
 from .._context import Context
 from .._core import Message
 from ..errors import ConflictError, FormatError
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["ContextSession"]
 
 _T = TypeVar("_T")
+_logger = logging.getLogger("ctxfold")
 
 # A write that keeps losing the race to other writers gives up after this many attempts rather
 # than spin forever; each loss means another writer's turn landed, so the store is progressing.
@@ -62,6 +66,8 @@ class ContextSession:
     ``store``: ``None`` (in memory, private to this object), a ``ctxfold.Store``, or a store
     URL / path (opened here and closed by ``close()``). ``session_settings``: a
     ``SessionSettings`` or its dict; ``settings.limit`` is the default of ``get_items``.
+    ``compaction``: a ``ctxfold.Compactor``; after ``add_items`` leaves the history over its
+    budget, the oldest items are summarized (one replace event: the log keeps them).
     """
 
     session_id: str
@@ -73,7 +79,11 @@ class ContextSession:
         store: Store | str | os.PathLike[str] | None = None,
         *,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        compaction: Compactor | None = None,
     ) -> None:
+        if compaction is not None and not isinstance(compaction, Compactor):
+            raise TypeError(f"compaction must be a ctxfold.Compactor, got {type(compaction).__name__}")
+        self.compaction = compaction
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("session_id must be a non-empty str")
         self.session_id = session_id
@@ -115,6 +125,8 @@ class ContextSession:
         messages = _messages(items)
         if messages:
             await self._log.write(lambda ctx: ctx.add_messages(messages))
+            if self.compaction is not None:
+                await _compact(self._log, self.compaction)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the last item (a ``remove`` event: the log keeps it) and return it exactly as
@@ -142,7 +154,7 @@ class ContextSession:
     def token_window(self, max_tokens: int, encoding: str = "o200k_base") -> SessionInputCallback:
         """A ``RunConfig(session_input_callback=...)`` that gives the model the longest suffix
         of the history that fits in ``max_tokens`` together with the new input (tokens counted
-        exactly by ctxfold, SPEC §6, from counts cached per message), never starting on a tool
+        exactly by ctxfold, from counts cached per message), never starting on a tool
         result. The whole history stays in the session; only the model's view is windowed."""
         if not isinstance(max_tokens, int) or max_tokens < 0:
             raise ValueError("max_tokens must be an int >= 0")
@@ -218,6 +230,37 @@ def _fitting_suffix(messages: list[Message], budget: int, encoding: str) -> int:
 
 def _is_tool_result(m: Message) -> bool:
     return m.role == "tool" or any(p.type == "tool_result" for p in m.parts)
+
+
+async def _compact(log: _MemoryLog | _StoredLog, compactor: Compactor) -> None:
+    """Summarize the oldest items when the history is over the compactor's budget. The plan
+    is made under the session's lock, the summarizer runs outside it (items may be added
+    meanwhile), and the summary is applied as a compare-and-swap: a plan that went stale, or a
+    summarizer that raised, leaves the history as it is until the next ``add_items``."""
+    plan: CompactionPlan | None = await log.read(
+        lambda ctx: ctx.plan_compaction(compactor.max_tokens, **compactor.plan_options)
+    )
+    if plan is None:
+        return
+    try:
+        summary = compactor.summarize(plan)
+        if inspect.isawaitable(summary):
+            summary = await summary
+    except Exception:
+        # The items are saved; a failed summary must not fail the turn that added them.
+        # Nothing was written, and the next add_items tries again.
+        _logger.warning("ctxfold: the summarizer failed; the history is left as it is", exc_info=True)
+        return
+
+    def apply(ctx: Context) -> None:
+        try:
+            ctx.apply_compaction(plan, summary)
+        except ConflictError:
+            # Stale (the store writer's own retry also raises ConflictError, so this one
+            # must not escape as if the save had lost a race).
+            _logger.info("ctxfold: compaction of %s skipped: the history changed meanwhile", log)
+
+    await log.write(apply)
 
 
 def _new_context(session_id: str) -> Context:

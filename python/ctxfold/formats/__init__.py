@@ -1,4 +1,4 @@
-"""Provider formats (SPEC §10): a transcript as the request of the API an agent calls, and that
+"""Provider formats: a transcript as the request of the API an agent calls, and that
 API's messages and answers back as ctxfold messages, so nobody writes the mapping by hand.
 
 The JSON formats (``openai_chat``, ``openai_responses``, ``anthropic``) run in the Rust core;
@@ -76,7 +76,7 @@ def to_openai_responses(
     """``{"input": [...], "tools": [...]}`` for ``client.responses.create(**...)``; with
     ``instructions=True`` the leading system and developer text goes to ``"instructions"``.
 
-    ``pair=False``: no pairing plan (SPEC §10's request rules) — each message as the item(s)
+    ``pair=False``: no pairing plan (the request rules of docs/formats.md) — each message as the item(s)
     it exports to, in order, a call still waiting for its output and an output without its
     call included, nothing added, dropped or renamed: the items a store of items gives back
     (``to_openai_responses(from_openai_responses(items), pair=False)["input"] == items``)."""
@@ -108,7 +108,7 @@ def from_anthropic(messages: Iterable[Any], system: Any = None) -> list[Message]
 
 def tool_list(tools: Iterable[Any]) -> str:
     """A ``tools`` list in any of the three APIs' shapes as the text of the ``tool_list``
-    hook (SPEC §4.8): a JSON list of ``{name, description, parameters}``."""
+    hook: a JSON list of ``{name, description, parameters}``."""
     return _core.format_tool_list(tools)
 
 

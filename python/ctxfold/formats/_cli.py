@@ -9,6 +9,7 @@ from typing import Any
 
 from .._console import note, timed, timed_turns
 from .._context import Context
+from .._core import Message
 from .._files import write_json_atomic
 from ..errors import FormatError
 from . import from_anthropic, from_openai_chat, from_openai_responses, to_anthropic, to_openai_chat, to_openai_responses
@@ -33,9 +34,8 @@ def convert_to(fmt: str, src: str, dst: str) -> None:
     print(f"wrote {dst}: {fmt} request, {len(req[key]):,} {key} from {len(ctx):,} messages")
 
 
-def convert_from(fmt: str, src: str, dst: str) -> None:
-    """A request JSON of ``fmt`` (the keyword arguments, or just the list) → a saved context
-    (version 2) at ``dst``."""
+def request_messages(fmt: str, src: str) -> list[Message]:
+    """The messages of a request JSON of ``fmt`` (the keyword arguments, or just the list)."""
     with open(src, encoding="utf-8") as f:
         try:
             req = json.load(f)
@@ -49,16 +49,21 @@ def convert_from(fmt: str, src: str, dst: str) -> None:
     else:
         body = req
     if fmt == "openai_chat":
-        messages = from_openai_chat(body)
-    elif fmt == "openai_responses":
+        return from_openai_chat(body)
+    if fmt == "openai_responses":
         if isinstance(body, str):
             body = [{"role": "user", "content": body}]
         messages = from_openai_responses(body)
         if isinstance(req, dict) and isinstance(req.get("instructions"), str):
             messages = [*from_openai_responses([{"role": "system", "content": req["instructions"]}]), *messages]
-    else:
-        messages = from_anthropic(body, system=req.get("system") if isinstance(req, dict) else None)
-    ctx = Context(messages=messages)
+        return messages
+    return from_anthropic(body, system=req.get("system") if isinstance(req, dict) else None)
+
+
+def convert_from(fmt: str, src: str, dst: str) -> None:
+    """A request JSON of ``fmt`` (the keyword arguments, or just the list) → a saved context
+    (version 2) at ``dst``."""
+    ctx = Context(messages=request_messages(fmt, src))
     write_json_atomic(dst, ctx.serialize())
     print(f"wrote {dst}: version 2, {len(ctx):,} messages from a {fmt} request")
 

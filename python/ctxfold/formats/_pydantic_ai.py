@@ -1,4 +1,4 @@
-"""Pydantic AI messages ↔ ctxfold messages (SPEC §12). Needs ``ctxfold[pydantic-ai]``.
+"""Pydantic AI messages ↔ ctxfold messages. Needs ``ctxfold[pydantic-ai]``.
 
 ``to_pydantic_ai(src)`` gives the ``list[ModelMessage]`` that ``agent.run(...,
 message_history=...)`` takes; ``from_pydantic_ai(result.all_messages())`` reads a run back.

@@ -1,4 +1,4 @@
-"""Stores (SPEC §11): contexts kept as their event logs in SQLite (the embedded default) or
+"""Stores: contexts kept as their event logs in SQLite (the embedded default) or
 PostgreSQL (``ctxfold[postgres]``), appended to every turn, never rewritten."""
 
 from ._rows import StoredContext

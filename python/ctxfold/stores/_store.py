@@ -1,4 +1,4 @@
-"""``ctxfold.Store`` (SPEC §11): contexts kept as their event logs in a database, appended to,
+"""``ctxfold.Store``: contexts kept as their event logs in a database, appended to,
 never rewritten. SQLite (the embedded default) or PostgreSQL (``ctxfold[postgres]``)."""
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class Store:
 
     def head(self, context_id: str) -> int | None:
         """The stored ``next_seq`` of a context (how many of its events the store holds), in
-        one indexed read; ``None`` when the store does not hold it. Our extension of SPEC §11."""
+        one indexed read; ``None`` when the store does not hold it."""
         if not isinstance(context_id, str):
             raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
         return self._db.head(context_id)
@@ -144,7 +144,7 @@ class Store:
         apply the events other writers saved since ``ctx.stored_seq`` through the same checks
         as ``load``, and the state saved with them; return how many events were applied. The
         result equals ``load(ctx.id)``, at the cost of what is new (nothing new: one indexed
-        read). Our extension of SPEC §11 (``docs/store.md``).
+        read). See ``docs/store.md``.
 
         ``ConflictError`` when the store cannot catch ``ctx`` up: ``ctx`` did not come from
         this store, the stored context was deleted or is another one under the same id, or

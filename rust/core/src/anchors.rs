@@ -1,5 +1,5 @@
 //! Named anchors: end-iterators into the transcript, kept in list order with non-decreasing
-//! indices. The shifting rules are SPEC §4.3.
+//! indices. The shifting rules are in docs/guide.md (Anchors).
 
 use crate::error::{Error, Result};
 

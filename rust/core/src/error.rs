@@ -19,12 +19,12 @@ pub enum Error {
     /// A provider message that cannot be converted, or a strict export that would need
     /// repairs (`FormatError`, a `ValueError`).
     Format(String),
-    /// A store holds another context's history under this one's id, or a newer version than
-    /// the one being saved (`ConflictError`): nothing was written or changed.
-    Conflict(String),
     /// Any other I/O failure (`OSError`, with the OS error number when there is one, so the
     /// binding can raise the matching subclass: `PermissionError`, `IsADirectoryError`, …).
     Io(String, Option<i32>),
+    /// A compare-and-swap that lost: what it was based on has changed since, or a store holds
+    /// another context's history under this one's id (`ConflictError`): nothing was written.
+    Conflict(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -1,4 +1,4 @@
-//! History (SPEC §4.9): the transcript as of any seq, and how much of it a later transcript
+//! History: the transcript as of any seq, and how much of it a later transcript
 //! still shares. Both read the log; neither changes the context.
 
 use crate::context::{Context, MessageHandle};

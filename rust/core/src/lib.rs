@@ -4,6 +4,7 @@
 
 pub mod anchors;
 pub mod codec;
+pub mod compaction;
 pub mod context;
 pub mod dynamic;
 pub mod error;

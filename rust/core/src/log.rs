@@ -1,6 +1,6 @@
 //! The log: every event enters a context here, through `apply`, whether a live mutation
 //! writes it or a file replays it. `apply` checks the event's op against the transcript, folds
-//! it in, and appends the event; the mutations of SPEC §4.4 add the anchor rules around it.
+//! it in, and appends the event; the mutating methods add the anchor rules around it.
 
 use crate::context::{Context, MessageHandle, Seed};
 use crate::error::{Error, Result};
@@ -164,6 +164,21 @@ impl<H: MessageHandle> Context<H> {
         let Some((first, last)) = self.caller_range(first, last)? else {
             return Ok(None);
         };
+        self.replace_with(first, last, h, Map::new()).map(Some)
+    }
+
+    /// Replace `first..=last` (in range) by `h`, which inherits the first shadowed
+    /// `created_at`, with `data` as the event's own keys.
+    pub(crate) fn replace_with(
+        &mut self,
+        first: usize,
+        last: usize,
+        h: H,
+        data: Map<String, Value>,
+    ) -> Result<&Event<H>> {
+        if let Some(why) = misfit(Op::Replace(first, last), self.len()) {
+            return Err(Error::Index(why));
+        }
         let inherited = self.raw_at(first).expect("in range").message().created_at;
         let h = if h.message().created_at == inherited {
             h
@@ -173,7 +188,9 @@ impl<H: MessageHandle> Context<H> {
             H::wrap(m)
         };
         self.anchors.collapse(first, last);
-        self.place(Op::Replace(first, last), h, None).map(Some)
+        let kind = EventType::for_role(h.message().role);
+        let time = h.message().created_at;
+        self.apply(kind, time, data, Some(Op::Replace(first, last)), Some(h))
     }
 
     /// Remove `first..=last` with one `remove` event; the messages stay in the log.
@@ -182,10 +199,22 @@ impl<H: MessageHandle> Context<H> {
         let Some((first, last)) = self.caller_range(first, last)? else {
             return Ok(None);
         };
+        self.remove_with(first, last, Map::new()).map(Some)
+    }
+
+    /// Remove `first..=last` (in range) with `data` as the event's own keys.
+    pub(crate) fn remove_with(
+        &mut self,
+        first: usize,
+        last: usize,
+        data: Map<String, Value>,
+    ) -> Result<&Event<H>> {
+        if let Some(why) = misfit(Op::Remove(first, last), self.len()) {
+            return Err(Error::Index(why));
+        }
         self.anchors.remove(first, last);
         let op = Some(Op::Remove(first, last));
-        self.apply(EventType::Remove, time::now(), Map::new(), op, None)
-            .map(Some)
+        self.apply(EventType::Remove, time::now(), data, op, None)
     }
 
     /// Remove the whole transcript; no event when it is already empty.

@@ -1,4 +1,4 @@
-//! Which keys of a context's `deps` never reach a file or a store (SPEC §7): a key whose words
+//! Which keys of a context's `deps` never reach a file or a store: a key whose words
 //! name a credential. Words split at non-alphanumerics and at lower→upper case changes, so
 //! `apiKey`, `API_KEY` and `api-key` are all `api key`; `max_tokens` is `max tokens`, not secret.
 

@@ -148,7 +148,7 @@ fn mapped_ids_are_deterministic_and_distinct() {
 }
 
 /// Each call meets the first answer to its id at or after the end of its turn that no
-/// earlier call met (SPEC §10 pairing), however far away it is and however many calls a turn
+/// earlier call met (the pairing rule), however far away it is and however many calls a turn
 /// makes: the plan's answer lookup (near the turn first, then by id) against the rule
 /// written out plainly, over transcripts with up to 20 parallel calls, answers shuffled and
 /// sent late, ids shared by several calls, second answers and orphans.

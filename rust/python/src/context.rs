@@ -25,7 +25,7 @@ pub struct PyEvent {
 }
 
 impl PyEvent {
-    fn of(e: &Event<Handle>) -> PyEvent {
+    pub(crate) fn of(e: &Event<Handle>) -> PyEvent {
         PyEvent { event: e.clone() }
     }
     /// `data` as `Event.data` shows it: where the message goes, the whole message, the rest.

@@ -14,7 +14,7 @@ use serde_json::{Map, Number, Value};
 pub use ctxfold_core::json::MAX_DEPTH;
 
 /// An int argument of any size (an index, a count, a budget). Values beyond 64 bits saturate,
-/// so a huge index reads as out of range, as SPEC asks, rather than raising `OverflowError`;
+/// so a huge index reads as out of range, as the index rules say, rather than raising `OverflowError`;
 /// the core judges the value. A bool is not an int here.
 pub struct Int(pub i64);
 

@@ -1,4 +1,4 @@
-//! The provider formats of SPEC §10, as thin functions: convert the arguments, plan the request
+//! The provider formats (docs/formats.md), as thin functions: convert the arguments, plan the request
 //! and build its tree in the core detached from the interpreter, then build the Python objects
 //! from that tree attached (`export_cache::Build`: a message's share of the request, its piece,
 //! is made there, and only when the export cache has no copy of it to give).

@@ -1,6 +1,7 @@
 //! The PyO3 binding of ctxfold: converts, maps errors (in `errors`), and nothing else.
 
 mod args;
+mod compaction;
 mod context;
 mod convert;
 mod errors;
@@ -151,5 +152,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store::context_savepoint, m)?)?;
     m.add_function(wrap_pyfunction!(store::context_rewind, m)?)?;
     m.add_function(wrap_pyfunction!(tail::shown_tail, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction::compaction_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction::compaction_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        compaction::compaction_clear_tool_results,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(compaction::compaction_records, m)?)?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The store's crossings of the boundary (SPEC §11): the rows a save writes, a context from the
+//! The store's crossings of the boundary: the rows a save writes, a context from the
 //! rows a load read, the rows a refresh applies to a loaded context (and the savepoint a writer
 //! that lost a race rewinds to before it refreshes). Encoding and decoding run in the core with the GIL released; the
 //! SQL and the drivers are Python's (`ctxfold/stores/`).

@@ -1,4 +1,4 @@
-//! Catching a context up with its store (our extension of SPEC §11, `docs/store.md`): the
+//! Catching a context up with its store (docs/store.md): the
 //! rows another writer saved since this context's stored head — the new events, the state, the
 //! new content entries — checked as a load checks them, then applied through the log's one
 //! `apply`. Two steps, [`Context::prepare_rows`] (reads, checks, builds every message, changes

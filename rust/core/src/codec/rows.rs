@@ -1,4 +1,4 @@
-//! A context as the rows of a store (SPEC §11): each event as the JSON text the file's
+//! A context as the rows of a store: each event as the JSON text the file's
 //! `events` list holds, the small state of the context (the file's document without its
 //! events, its content map and its v1 projection), and the content map as one row per entry.
 //!

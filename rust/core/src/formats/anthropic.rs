@@ -513,7 +513,7 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
             }
             if role == Role::Assistant {
                 // Trailing calls are the message's `tool_calls` (so it asks for a response, as
-                // SPEC §4.4 reads them); calls between other blocks stay parts, in place.
+                // `add_message` reads them); calls between other blocks stay parts, in place.
                 while let Some(p) = parts.last() {
                     match call_entry(p) {
                         Some(c) => {

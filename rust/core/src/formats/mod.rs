@@ -1,4 +1,4 @@
-//! Provider formats (SPEC §10): a transcript as the request of OpenAI Chat Completions, OpenAI
+//! Provider formats: a transcript as the request of OpenAI Chat Completions, OpenAI
 //! Responses or Anthropic Messages, and their messages and answers back as [`Message`]s.
 //!
 //! Exporters read the messages as shown and build a [`J`] tree that borrows from them; the

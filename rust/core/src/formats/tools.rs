@@ -1,5 +1,5 @@
 //! Tool definitions: the tool definitions message's `tool` parts in each API's shape, and any
-//! API's `tools` list as the text of the `tool_list` hook (SPEC §4.8).
+//! API's `tools` list as the text of the `tool_list` hook.
 
 use super::err;
 use super::interop::{array, kind, object, opt_str, req_str};

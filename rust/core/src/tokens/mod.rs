@@ -1,4 +1,4 @@
-//! Token accounting: the counted text of a message (SPEC §6), real BPE counts through
+//! Token accounting: the counted text of a message, real BPE counts through
 //! `tiktoken-rs`, and a per-message cache so a message is counted once per encoding.
 
 use crate::error::{Error, Result};
@@ -52,7 +52,7 @@ fn call_text(name: Option<&Value>, args: Option<&Value>) -> String {
     format!("{name}({args})")
 }
 
-fn value_text(v: Option<&Value>) -> Option<String> {
+pub(crate) fn value_text(v: Option<&Value>) -> Option<String> {
     match v {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -60,7 +60,7 @@ fn value_text(v: Option<&Value>) -> Option<String> {
     }
 }
 
-/// The text SPEC §6 counts, and the number of media parts.
+/// The counted text (docs/guide.md, Counting tokens), and the number of media parts.
 pub fn counted_text(m: &Message) -> (String, usize) {
     let mut pieces: Vec<String> = vec![m.role.as_str().to_string()];
     if let Some(n) = &m.name {

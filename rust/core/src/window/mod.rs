@@ -1,4 +1,4 @@
-//! Windows (SPEC §4.6): a child context keeping the special messages and a suffix of the rest,
+//! Windows: a child context keeping the special messages and a suffix of the rest,
 //! by count (`sequence`) or by token budget (`tokens`).
 
 mod sequence;

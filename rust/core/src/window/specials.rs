@@ -1,4 +1,4 @@
-//! The special messages (SPEC §4.6): the first `SystemPromptMessage` in the `system_prompt`
+//! The special messages: the first `SystemPromptMessage` in the `system_prompt`
 //! partition and the first `ToolDefinitionsMessage` in `tools`. Every window and fork carries
 //! them.
 

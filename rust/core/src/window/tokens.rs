@@ -10,7 +10,7 @@ use crate::tokens::{message_tokens, warm, Encoding};
 
 impl<H: MessageHandle> Context<H> {
     /// Fill every missing chunk sum, counting uncounted messages in parallel.
-    fn ensure_sums(&mut self, enc: Encoding) -> Result<()> {
+    pub(crate) fn ensure_sums(&mut self, enc: Encoding) -> Result<()> {
         let slot = enc.slot();
         let missing = self.transcript.chunks_missing_sum(slot);
         let mut per_chunk: Vec<Vec<H>> = Vec::with_capacity(missing.len());
@@ -30,7 +30,7 @@ impl<H: MessageHandle> Context<H> {
         Ok(())
     }
 
-    fn resolved_tokens(&mut self, p: usize, enc: Encoding) -> Result<u64> {
+    pub(crate) fn resolved_tokens(&mut self, p: usize, enc: Encoding) -> Result<u64> {
         let s = self.transcript.get(p).expect("in range");
         let h = self.resolved(s);
         message_tokens(h.message(), enc)
@@ -81,7 +81,7 @@ impl<H: MessageHandle> Context<H> {
 
     /// The smallest start whose non-special suffix costs at most `remaining` (no overlay),
     /// and what that suffix costs.
-    fn suffix_start(
+    pub(crate) fn suffix_start(
         &mut self,
         remaining: u64,
         specials: &[(usize, u64)],

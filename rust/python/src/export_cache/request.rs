@@ -1,4 +1,4 @@
-//! Python objects from an exporter's tree (the request of SPEC §10).
+//! Python objects from an exporter's tree (a provider request, docs/formats.md).
 //!
 //! What costs in a request of 100k messages is making objects: so keys and the exporter's
 //! constants (roles, type names) are made once per request and shared, and the strings of a

@@ -3,7 +3,7 @@
 //! the request, and the ids the target accepts.
 //!
 //! A *turn* is a run of consecutive assistant messages; the answers to its calls are sent
-//! right after it, in the order the source has them, then an interrupted result (SPEC §4.4's
+//! right after it, in the order the source has them, then an interrupted result (`patch_dangling_tool_calls`'s
 //! text) for each call the source never answers. An answer whose call is not before it is an
 //! orphan and is left out; so is a second answer to the same call.
 

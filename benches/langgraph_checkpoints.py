@@ -1,0 +1,303 @@
+"""LangGraph checkpointers side by side: the same N-turn chat graph on SqliteSaver, PostgresSaver
+and ctxfold's ContextSaver (on SQLite and on PostgreSQL).
+
+    python benches/langgraph_checkpoints.py [--turns 100,1000] [--url URL] [--read 1000,10000]
+
+Each turn is one `graph.invoke` of a `StateGraph(MessagesState)` whose node calls a scripted chat
+model: a user message and an answer of about 400 characters each. Printed per saver and length:
+- the database's bytes at the end (SQLite: the file after a WAL checkpoint; PostgreSQL: the
+  total relation size of the saver's tables);
+- bytes added per turn over the first and the last tenth of the turns;
+- the median checkpoint work per turn (the time inside the saver's put and put_writes calls
+  of one turn) over the first and the last tenth;
+and ContextSaver's ratios to the stock savers.
+
+Then what a full `get_tuple` costs on a thread of 1k / 10k messages (LangGraph needs the list as
+LangChain objects): ContextSaver warm (the saver that wrote it: the last fold's objects are
+cached), an older checkpoint, and cold (a fresh saver: every message rebuilt from its log),
+against SqliteSaver (every checkpoint unpickles the whole list).
+
+The PostgreSQL URL defaults to CTXFOLD_TEST_POSTGRES_URL; each saver gets a schema of its own,
+dropped afterwards. Without a URL the PostgreSQL columns are left out."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import quote
+
+from ctxfold.adapters.langgraph import ContextSaver
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver, empty_checkpoint
+from langgraph.graph import START, MessagesState, StateGraph
+
+_WORDS = ("the quick brown fox jumps over lazy dog while committee reviews quarterly numbers nobody expected "
+          "forecast to hold yet here we are again reading same report budget margin revenue churn cohort pricing "
+          "launch roadmap customer support ticket latency region deploy rollback incident review").split()
+
+
+def _text(n: int, who: str) -> str:
+    """About 400 characters of words in an order of their own (not a repeated phrase, which
+    the databases' compression would fold away)."""
+    rng = random.Random(f"{who}{n}")
+    words = [f"{who} {n}:"]
+    while sum(len(w) + 1 for w in words) < 400:
+        words.append(rng.choice(_WORDS))
+    return " ".join(words)[:400]
+
+
+def _answers(turns: int) -> Iterator[AIMessage]:
+    for n in range(turns):
+        yield AIMessage(_text(n, "answer"), id=f"ai-{n}",
+                        response_metadata={"model_name": "scripted", "finish_reason": "stop"},
+                        usage_metadata={"input_tokens": 100 + n, "output_tokens": 90, "total_tokens": 190 + n})
+
+
+def _graph(saver: BaseCheckpointSaver, turns: int) -> Any:
+    model = GenericFakeChatModel(messages=_answers(turns))
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_edge(START, "agent")
+    return g.compile(checkpointer=saver)
+
+
+class _Timed:
+    """Adds the time spent in a saver's put and put_writes (from any thread) to ``spent``."""
+
+    def __init__(self, saver: BaseCheckpointSaver) -> None:
+        self.spent = 0.0
+        for name in ("put", "put_writes"):
+            inner = getattr(saver, name)
+            setattr(saver, name, self._wrap(inner))
+
+    def _wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.spent += time.perf_counter() - t0
+
+        return timed
+
+
+# ---- the savers ------------------------------------------------------------------------------
+
+
+def _pg_schema_url(server: str) -> tuple[str, str]:
+    schema = f"bench_{uuid.uuid4().hex[:10]}"
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in server else "?"
+    return schema, f"{server}{sep}options={quote(f'-csearch_path={schema}')}"
+
+
+def _pg_drop(server: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as con:
+        con.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _pg_bytes(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as con:
+        row = con.execute("SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                          "WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace").fetchone()
+        return int(row[0]) if row else 0
+
+
+def _sqlite_bytes(path: str) -> int:
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+
+
+@contextmanager
+def _saver(kind: str, folder: str, server: str | None) -> Iterator[tuple[BaseCheckpointSaver, Callable[[], int]]]:
+    if kind == "SqliteSaver":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        path = os.path.join(folder, f"stock-{uuid.uuid4().hex[:6]}.db")
+        con = sqlite3.connect(path, check_same_thread=False)
+        # The settings ContextSaver's SQLite store uses: WAL, a commit survives a crash of the
+        # process (synchronous=NORMAL); the same fsync cost on both sides.
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        yield SqliteSaver(con), lambda: _sqlite_bytes(path)
+        con.close()
+    elif kind == "ContextSaver/SQLite":
+        path = os.path.join(folder, f"ctxfold-{uuid.uuid4().hex[:6]}.db")
+        saver = ContextSaver(f"sqlite://{path}")
+        yield saver, lambda: _sqlite_bytes(path)
+        saver.close()
+    else:
+        assert server is not None
+        schema, url = _pg_schema_url(server)
+        try:
+            if kind == "PostgresSaver":
+                from langgraph.checkpoint.postgres import PostgresSaver
+
+                with PostgresSaver.from_conn_string(url) as stock:
+                    stock.setup()
+                    yield stock, lambda: _pg_bytes(url)
+            else:
+                ctx_saver = ContextSaver(url)
+                yield ctx_saver, lambda: _pg_bytes(url)
+                ctx_saver.close()
+        finally:
+            _pg_drop(server, schema)
+
+
+# ---- a run -----------------------------------------------------------------------------------
+
+
+def _run(kind: str, turns: int, folder: str, server: str | None) -> dict[str, float]:
+    tenth = max(turns // 10, 1)
+    with _saver(kind, folder, server) as (saver, size):
+        timed = _Timed(saver)
+        graph = _graph(saver, turns)
+        config = {"configurable": {"thread_id": "bench"}}
+        sizes = {0: size()}
+        work = []
+        t0 = time.perf_counter()
+        for n in range(turns):
+            before = timed.spent
+            graph.invoke({"messages": [HumanMessage(_text(n, "question"), id=f"human-{n}")]}, config,
+                         durability="sync")
+            work.append(timed.spent - before)
+            done = n + 1
+            if done in (tenth, turns - tenth, turns):
+                sizes[done] = size()
+        wall = time.perf_counter() - t0
+        state = graph.get_state(config)
+        assert len(state.values["messages"]) == 2 * turns
+    return {
+        "bytes": sizes[turns],
+        "early_bpt": (sizes[tenth] - sizes[0]) / tenth,
+        "late_bpt": (sizes[turns] - sizes[turns - tenth]) / tenth,
+        "early_ms": statistics.median(work[:tenth]) * 1e3,
+        "late_ms": statistics.median(work[-tenth:]) * 1e3,
+        "wall_s": wall,
+    }
+
+
+def _mb(b: float) -> str:
+    return f"{b / 1e6:,.2f} MB" if b >= 1e5 else f"{b / 1e3:,.1f} kB"
+
+
+# ---- get_tuple at 1k / 10k messages ------------------------------------------------------------
+
+
+def _put_thread(saver: BaseCheckpointSaver, messages: list[Any], steps: int) -> list[dict[str, Any]]:
+    """The list put as ``steps`` checkpoints growing to ``messages``; their configs."""
+    configs = []
+    parent: dict[str, Any] = {"configurable": {"thread_id": "read", "checkpoint_ns": ""}}
+    for k in range(1, steps + 1):
+        upto = len(messages) * k // steps
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": messages[:upto]}
+        cp["channel_versions"] = {"messages": f"{k:032}.0"}
+        parent = saver.put(parent, cp, {"step": k}, {"messages": cp["channel_versions"]["messages"]})
+        configs.append(parent)
+    return configs
+
+
+def _median_ms(fn: Callable[[], Any], repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def _read_row(n: int, folder: str) -> str:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    msgs = [HumanMessage(_text(i, "q"), id=f"h{i}") if i % 2 == 0 else
+            AIMessage(_text(i, "a"), id=f"a{i}", usage_metadata={"input_tokens": i, "output_tokens": 9,
+                                                                   "total_tokens": i + 9})
+            for i in range(n)]
+    latest: dict[str, Any] = {"configurable": {"thread_id": "read", "checkpoint_ns": ""}}
+    path = os.path.join(folder, f"read-{n}.db")
+    saver = ContextSaver(f"sqlite://{path}")
+    configs = _put_thread(saver, msgs, 4)
+    warm = _median_ms(lambda: saver.get_tuple(latest))
+    older = _median_ms(lambda: saver.get_tuple(configs[1]))
+    saver.close()
+
+    def cold() -> None:
+        with ContextSaver(f"sqlite://{path}") as fresh:
+            fresh.get_tuple(latest)
+
+    cold_ms = _median_ms(cold, 3)
+    con = sqlite3.connect(os.path.join(folder, f"read-stock-{n}.db"), check_same_thread=False)
+    stock = SqliteSaver(con)
+    _put_thread(stock, msgs, 4)
+    stock_ms = _median_ms(lambda: stock.get_tuple(latest))
+    con.close()
+    return f"{n:>9,} | {stock_ms:>11.1f} | {warm:>17.2f} | {older:>16.2f} | {cold_ms:>16.1f}"
+
+
+def _reads(sizes: list[int], folder: str) -> None:
+    print("\nget_tuple of a thread's latest checkpoint, the whole list rebuilt as LangChain objects (median ms)")
+    print(f"{'messages':>9} | {'SqliteSaver':>11} | {'ContextSaver warm':>17} | {'older checkpoint':>16} | "
+          f"{'cold (new saver)':>16}")
+    for n in sizes:
+        print(_read_row(n, folder))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--turns", default="100", help="comma-separated thread lengths in turns (default 100; the "
+                    "full comparison: 100,1000)")
+    ap.add_argument("--url", default=os.environ.get("CTXFOLD_TEST_POSTGRES_URL"), help="a PostgreSQL server")
+    ap.add_argument("--read", default="1000,10000", help="message counts for the get_tuple measure ('' to skip)")
+    ap.add_argument("--savers", default="", help="comma-separated subset of the savers")
+    args = ap.parse_args()
+    kinds = ["SqliteSaver", "ContextSaver/SQLite"] + (["PostgresSaver", "ContextSaver/PostgreSQL"] if args.url else [])
+    if args.savers:
+        kinds = [k for k in kinds if k in args.savers.split(",")]
+    with tempfile.TemporaryDirectory() as folder:
+        for turns in (int(t) for t in args.turns.split(",")):
+            tenth = max(turns // 10, 1)
+            print(f"\n{turns:,} turns (2 messages of ~400 chars each); early = first {tenth} turns, late = last {tenth}")
+            print(f"{'saver':<24} | {'database':>11} | {'B/turn early':>12} | {'B/turn late':>11} | "
+                  f"{'ms/turn early':>13} | {'ms/turn late':>12} | {'wall s':>7}")
+            results = {}
+            for kind in kinds:
+                r = results[kind] = _run(kind, turns, folder, args.url)
+                print(f"{kind:<24} | {_mb(r['bytes']):>11} | {r['early_bpt']:>12,.0f} | {r['late_bpt']:>11,.0f} | "
+                      f"{r['early_ms']:>13.2f} | {r['late_ms']:>12.2f} | {r['wall_s']:>7.1f}")
+            for ours, stock in (("ContextSaver/SQLite", "SqliteSaver"), ("ContextSaver/PostgreSQL", "PostgresSaver"),
+                                ("ContextSaver/SQLite", "PostgresSaver")):
+                if ours in results and stock in results:
+                    o, s = results[ours], results[stock]
+                    print(f"  {ours} vs {stock}: database 1/{s['bytes'] / o['bytes']:,.0f}; checkpoint work per "
+                          f"turn {s['early_ms'] / o['early_ms']:,.1f}x less early, {s['late_ms'] / o['late_ms']:,.1f}x "
+                          "less late")
+        if args.read:
+            _reads([int(n) for n in args.read.split(",")], folder)
+
+
+if __name__ == "__main__":
+    main()

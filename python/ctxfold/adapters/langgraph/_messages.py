@@ -1,0 +1,189 @@
+"""One LangChain message ↔ one ctxfold message, exactly, and the log of a message channel.
+
+The per-message mapping is ``ctxfold.formats``' LangChain one, without its request pairing (a
+checkpoint holds the list as the graph had it, answered or not). Every new message is checked
+on the way in: when the mapping would not give it back ``==`` (a class or field the mapping has
+no place for), the message keeps its ``serde`` bytes in ``metadata["langgraph"]`` and comes
+back from them; the ctxfold message still carries its role, text and id for everything else
+that reads the log.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from ..._context import Context
+from ..._core import Message
+from ...errors import FormatError
+from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _is_json, _message_in, _message_out
+from ...formats._pairing import Answer, Call, View
+
+__all__ = ["MessageLog", "is_messages"]
+
+_SERDE_KEY = "langgraph"
+
+
+def is_messages(value: Any) -> bool:
+    """A message channel's value: a non-empty list of LangChain messages (found by value)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(x, BaseMessage) for x in value)
+
+
+def _to_langchain(m: Message, serde: Any) -> BaseMessage:
+    kept = m.metadata.get(_SERDE_KEY)
+    if isinstance(kept, dict) and "serde" in kept:
+        kind, data = kept["serde"]
+        lc: BaseMessage = serde.loads_typed((kind, base64.b64decode(data)))
+        return lc
+    v = View(m, FORMAT)
+    if v.role == "assistant" and not (v.interop is not None and v.interop.get("class") in _OWN_CLASSES):
+        out = _ai_out(v)
+    elif v.role == "tool" and not (v.interop is not None and v.interop.get("class") in _OWN_CLASSES):
+        out = _answer_out(Answer(Call(v.tool_call_id or "", "", None), v))
+    else:
+        out = _message_out(v)
+    if out is None:  # only for messages made elsewhere; a message from a checkpoint has its interop
+        raise FormatError(f"message {m.id}: nothing to give LangChain")
+    return out
+
+
+def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
+    """``lc`` as a ctxfold message that gives ``lc`` back ``==``."""
+    # (a ToolMessage artifact that is not JSON: the mapping would drop it, with a warning)
+    if not (isinstance(lc, ToolMessage) and not _is_json(lc.artifact)):
+        try:
+            m = _message_in(lc, "message")
+            back = _to_langchain(m, serde)
+            if type(back) is type(lc) and back == lc:
+                return m
+        except (FormatError, TypeError, ValueError):
+            pass
+    kind, data = serde.dumps_typed(lc)
+    role = "assistant" if isinstance(lc, AIMessage) else "user"
+    text = lc.content if isinstance(lc.content, str) else None
+    kw: dict[str, Any] = {"id": lc.id} if isinstance(lc.id, str) else {}
+    if isinstance(lc, ToolMessage) and isinstance(lc.tool_call_id, str):
+        role, kw["tool_call_id"] = "tool", lc.tool_call_id
+    meta = {_SERDE_KEY: {"serde": [kind, base64.b64encode(data).decode("ascii")], "class": type(lc).__name__}}
+    try:
+        return Message(role, text, metadata=meta, **kw)
+    except ValueError:  # text ctxfold refuses (lone surrogates): the bytes above hold it
+        return Message(role, None, metadata=meta, **kw)
+
+
+def _same(a: BaseMessage, b: BaseMessage) -> bool:
+    return a is b or (a.id == b.id and type(a) is type(b) and a == b)
+
+
+class MessageLog:
+    """A message channel of one thread and namespace: a Context whose fold at each recorded
+    seq is the channel's list at a checkpoint.
+
+    ``head`` caches the LangChain objects of the fold at ``ctx.next_seq`` (the list last put or
+    read), and ``objects`` the LangChain object of every logged message seen, so that a put
+    costs what changed and a read rebuilds only messages it has not built before."""
+
+    def __init__(self, ctx: Context, serde: Any) -> None:
+        self.ctx = ctx
+        self.serde = serde
+        self.objects: dict[Message, BaseMessage] = {}
+        self._head: list[BaseMessage] | None = None
+        self._head_seq = -1
+        # the checkpoint this saver last recorded on the log (a put whose parent it is needs
+        # no look at the store first)
+        self.last_checkpoint: str | None = None
+        self.token = ctx.created_at.isoformat()
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def _objects_of(self, messages: Sequence[Message]) -> list[BaseMessage]:
+        objects = self.objects
+        out = []
+        for m in messages:
+            lc = objects.get(m)
+            if lc is None:
+                lc = objects[m] = _to_langchain(m, self.serde)
+            out.append(lc)
+        return out
+
+    def head(self) -> list[BaseMessage]:
+        seq = self.ctx.next_seq
+        if self._head is None or self._head_seq != seq:
+            self._head = self._objects_of(self.ctx.messages)
+            self._head_seq = seq
+        return self._head
+
+    def at(self, seq: int) -> list[BaseMessage]:
+        """The channel's list as of ``seq``: a new list (the message objects are shared)."""
+        if seq == self.ctx.next_seq:
+            return list(self.head())
+        return self._objects_of(self.ctx.messages_at(seq))
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def put(self, target: list[BaseMessage]) -> int:
+        """Append what takes the fold at the head to ``target``; return the seq it stands at.
+
+        One pass: the unchanged prefix is skipped by identity (or ``==``); then, in order, a
+        message with the same id is kept (or replaced where it changed), a message whose id is
+        gone is removed (consecutive removals are one event), and what is new at the end is
+        appended. A reorder or an insert before kept messages removes from there on and appends
+        the rest again (LangGraph's reducers never do that)."""
+        head = self.head()
+        # The edits, planned (and every message converted) before the log changes: a message
+        # that cannot be stored leaves the log as it was.
+        # ("remove", first, last, []) / ("replace", pos, 0, [new]) / ("add", 0, 0, [new, ...])
+        ops: list[tuple[str, int, int, list[tuple[Message, BaseMessage]]]] = []
+        n, m = len(head), len(target)
+        i = j = 0
+        while i < n and j < m and _same(head[i], target[j]):
+            i += 1
+            j += 1
+        if i < n:
+            wanted = {x.id for x in target[j:] if x.id is not None}
+            pos = i  # the position of head[i] in the transcript as it is being edited
+            removing = 0
+            while i < n:
+                h = head[i]
+                t = target[j] if j < m else None
+                if t is not None and (_same(h, t) or (t.id is not None and t.id == h.id)):
+                    if removing:
+                        ops.append(("remove", pos, pos + removing - 1, []))
+                        removing = 0
+                    if not _same(h, t):
+                        ops.append(("replace", pos, 0, [self._converted(t)]))
+                    pos += 1
+                    i += 1
+                    j += 1
+                elif h.id is None or h.id not in wanted:
+                    removing += 1
+                    i += 1
+                else:
+                    break
+            removing += n - i  # what is left after a reorder goes, and comes again below
+            if removing:
+                ops.append(("remove", pos, pos + removing - 1, []))
+        if j < m:
+            ops.append(("add", 0, 0, [self._converted(x) for x in target[j:]]))
+        ctx = self.ctx
+        for kind, a, b, new in ops:
+            if kind == "remove":
+                ctx.remove_message_range(a, b)
+            elif kind == "replace":
+                ctx.replace_message(a, new[0][0])
+            else:
+                ctx.add_messages([x for x, _ in new])
+            for x, lc in new:
+                self.objects[x] = lc
+        self._head = list(target)
+        self._head_seq = ctx.next_seq
+        return ctx.next_seq
+
+    def _converted(self, lc: BaseMessage) -> tuple[Message, BaseMessage]:
+        return _to_ctxfold(lc, self.serde), lc
+
+    def forget_head(self) -> None:
+        self._head = None

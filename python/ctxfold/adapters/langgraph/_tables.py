@@ -1,0 +1,336 @@
+"""The checkpoint rows beside the message logs: checkpoints, channel blobs and pending writes,
+in the store's own database (SQLite or PostgreSQL), or in a private in-memory SQLite database
+for a saver without a store.
+
+Three tables, as LangGraph's stock savers keep them: ``ctxfold_lg_checkpoints`` (the checkpoint
+without its channel values, its metadata, its parent), ``ctxfold_lg_blobs`` (a channel's value
+per version: ``serde`` bytes, or for a message channel the seq of its log the list stands at)
+and ``ctxfold_lg_writes`` (pending writes). Every statement commits on its own, except a
+checkpoint with its blobs, which is one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from ...errors import StoreError
+
+__all__ = ["Tables", "CheckpointRow"]
+
+T = TypeVar("T")
+
+# (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata)
+CheckpointRow = tuple[str, str, str, "str | None", str, bytes, str, bytes]
+
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS ctxfold_lg_checkpoints (
+        thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+        parent_checkpoint_id TEXT, type TEXT NOT NULL, checkpoint {blob} NOT NULL,
+        metadata_type TEXT NOT NULL, metadata {blob} NOT NULL, run_id TEXT,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id))""",
+    "CREATE INDEX IF NOT EXISTS ctxfold_lg_checkpoints_by_run ON ctxfold_lg_checkpoints (run_id)",
+    """CREATE TABLE IF NOT EXISTS ctxfold_lg_blobs (
+        thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, channel TEXT NOT NULL, version TEXT NOT NULL,
+        type TEXT NOT NULL, blob {blob} NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, channel, version))""",
+    """CREATE TABLE IF NOT EXISTS ctxfold_lg_writes (
+        thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT NOT NULL,
+        blob {blob} NOT NULL, task_path TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
+)
+_SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL processes
+
+_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata"
+
+
+_PG_PUT = """WITH blobs AS (
+    INSERT INTO ctxfold_lg_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(t)s, %(ns)s, b.channel, b.version, b.type, b.blob
+    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[], %(blobs)s::bytea[])
+        AS b (channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob
+)
+INSERT INTO ctxfold_lg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+                                    metadata_type, metadata, run_id)
+VALUES (%(t)s, %(ns)s, %(id)s, %(parent)s, %(type)s, %(cp)s, %(md_type)s, %(md)s, %(run_id)s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET parent_checkpoint_id = EXCLUDED.parent_checkpoint_id,
+    type = EXCLUDED.type, checkpoint = EXCLUDED.checkpoint, metadata_type = EXCLUDED.metadata_type,
+    metadata = EXCLUDED.metadata, run_id = EXCLUDED.run_id"""
+
+_PG_WRITES = """INSERT INTO ctxfold_lg_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob,
+                               task_path)
+SELECT %(t)s, %(ns)s, %(cp)s, %(task)s, w.idx, w.channel, w.type, w.blob, %(path)s
+FROM unnest(%(idx)s::int[], %(channels)s::text[], %(types)s::text[], %(blobs)s::bytea[]) AS w (idx, channel, type, blob)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}"""
+_PG_WRITES_REPLACE = "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+
+
+class Tables:
+    """The three tables on one database. ``postgres``: a psycopg URL; else ``path`` of a SQLite
+    file, or ``None`` for a private in-memory database."""
+
+    def __init__(self, *, postgres: str | None = None, path: str | None = None) -> None:
+        self._pg = postgres
+        self._path = path
+        self._local = threading.local()
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+        self._memory: sqlite3.Connection | None = None
+        if postgres is None and path is None:
+            self._memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._ph = "%s" if postgres else "?"
+        with self._tx() as cur:
+            if postgres:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            for statement in _TABLES:
+                cur.execute(statement.format(blob="bytea" if postgres else "BLOB"))
+
+    # ---- connections -----------------------------------------------------------------------
+
+    def _con(self) -> Any:
+        if self._memory is not None:
+            return self._memory
+        con = getattr(self._local, "con", None)
+        if con is None or getattr(con, "closed", False):
+            if self._pg is not None:
+                import psycopg
+
+                con = psycopg.connect(self._pg, autocommit=True)
+            else:
+                assert self._path is not None
+                con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
+                con.execute("PRAGMA journal_mode=WAL")
+                # As the store's own connections: a commit survives any crash of the process.
+                con.execute("PRAGMA synchronous=NORMAL")
+            with self._lock:
+                self._all.append(con)
+            self._local.con = con
+        return con
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        """A cursor in one transaction (the in-memory database: under a lock)."""
+        try:
+            with self._lock if self._memory is not None else _nolock():
+                con = self._con()
+                if self._pg is not None:
+                    # One round trip for the statements of a write (a read waits for its rows).
+                    with con.pipeline(), con.transaction():
+                        yield con.cursor()
+                    return
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    yield con
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+                con.execute("COMMIT")
+        except (sqlite3.Error, _pg_error()) as e:
+            raise StoreError(f"langgraph checkpoints: {e}") from e
+
+    def _pg_write(self, sql: str, params: dict[str, Any]) -> None:
+        """One statement in autocommit: its own transaction, one round trip."""
+        try:
+            self._con().execute(sql, params)
+        except _pg_error() as e:
+            raise StoreError(f"langgraph checkpoints: {e}") from e
+
+    def _q(self, sql: str) -> str:
+        return sql.replace("?", self._ph)
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._tx() as cur:
+            return list(cur.execute(self._q(sql), tuple(params)).fetchall())
+
+    def _run(self, op: Callable[[Callable[[str, Sequence[Any]], Any]], T]) -> T:
+        with self._tx() as cur:
+            def execute(sql: str, params: Sequence[Any] = ()) -> Any:
+                return cur.execute(self._q(sql), tuple(params))
+
+            return op(execute)
+
+    def close(self) -> None:
+        with self._lock:
+            for con in self._all:
+                con.close()
+            self._all.clear()
+            if self._memory is not None:
+                self._memory.close()
+
+    # ---- checkpoints -----------------------------------------------------------------------
+
+    def put_checkpoint(self, row: CheckpointRow, run_id: str | None,
+                       blobs: Sequence[tuple[str, str, str, bytes]]) -> None:
+        thread_id, ns = row[0], row[1]
+        if self._pg is not None:  # one statement: one round trip, one transaction
+            self._pg_write(_PG_PUT, {
+                "t": row[0], "ns": row[1], "id": row[2], "parent": row[3], "type": row[4], "cp": row[5],
+                "md_type": row[6], "md": row[7], "run_id": run_id, "channels": [b[0] for b in blobs],
+                "versions": [b[1] for b in blobs], "types": [b[2] for b in blobs], "blobs": [b[3] for b in blobs]})
+            return
+        up = self._upsert("ctxfold_lg_checkpoints", _COLUMNS + ", run_id", 9, "thread_id, checkpoint_ns, checkpoint_id")
+        ub = self._upsert("ctxfold_lg_blobs", "thread_id, checkpoint_ns, channel, version, type, blob", 6,
+                          "thread_id, checkpoint_ns, channel, version")
+
+        def op(ex: Callable[..., Any]) -> None:
+            for channel, version, kind, data in blobs:
+                ex(ub, (thread_id, ns, channel, version, kind, data))
+            ex(up, (*row, run_id))
+
+        self._run(op)
+
+    def _upsert(self, table: str, columns: str, n: int, key: str) -> str:
+        marks = ", ".join(["?"] * n)
+        if self._pg is None:
+            return f"INSERT OR REPLACE INTO {table} ({columns}) VALUES ({marks})"
+        sets = ", ".join(f"{c} = EXCLUDED.{c}" for c in (c.strip() for c in columns.split(",")) if c not in key)
+        return f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {sets}"
+
+    def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str | None) -> CheckpointRow | None:
+        if checkpoint_id is None:
+            rows = self._read(f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                              "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
+        else:
+            rows = self._read(f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                              "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+        return _row(rows[0]) if rows else None
+
+    def checkpoints(self, thread_id: str | None, ns: str | None, checkpoint_id: str | None,
+                    before: str | None) -> list[CheckpointRow]:
+        """Newest first."""
+        where, params = [], []
+        for column, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", checkpoint_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if before is not None:
+            where.append("checkpoint_id < ?")
+            params.append(before)
+        sql = f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [_row(r) for r in self._read(sql + " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns", params)]
+
+    def blobs(self, thread_id: str, ns: str, versions: dict[str, Any]) -> list[tuple[str, str, bytes]]:
+        """(channel, type, data) of each channel at its version."""
+        if not versions:
+            return []
+        pairs = " OR ".join(["(channel = ? AND version = ?)"] * len(versions))
+        params: list[Any] = [thread_id, ns]
+        for channel, version in versions.items():
+            params += [channel, str(version)]
+        rows = self._read(f"SELECT channel, type, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? "
+                          f"AND ({pairs})", params)
+        return [(r[0], r[1], bytes(r[2])) for r in rows]
+
+    def message_channels(self, thread_id: str, kind: str) -> list[tuple[str, str]]:
+        """(namespace, channel) of every blob of type ``kind`` in the thread."""
+        return [(r[0], r[1]) for r in self._read(
+            "SELECT DISTINCT checkpoint_ns, channel FROM ctxfold_lg_blobs WHERE thread_id = ? AND type = ?",
+            (thread_id, kind))]
+
+    # ---- pending writes --------------------------------------------------------------------
+
+    def put_writes(self, thread_id: str, ns: str, checkpoint_id: str, task_id: str, task_path: str,
+                   rows: Sequence[tuple[int, str, str, bytes]], replace: bool) -> None:
+        """``rows``: (idx, channel, type, data). ``replace``: overwrite rows already there
+        (LangGraph's special channels); else keep them."""
+        columns = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
+        if self._pg is not None:  # one statement
+            self._pg_write(_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
+                "t": thread_id, "ns": ns, "cp": checkpoint_id, "task": task_id, "path": task_path,
+                "idx": [r[0] for r in rows], "channels": [r[1] for r in rows], "types": [r[2] for r in rows],
+                "blobs": [r[3] for r in rows]})
+            return
+        if replace:
+            sql = self._upsert("ctxfold_lg_writes", columns, 9, "thread_id, checkpoint_ns, checkpoint_id, task_id, idx")
+        elif self._pg is None:
+            sql = f"INSERT OR IGNORE INTO ctxfold_lg_writes ({columns}) VALUES ({', '.join(['?'] * 9)})"
+        else:
+            sql = f"INSERT INTO ctxfold_lg_writes ({columns}) VALUES ({', '.join(['?'] * 9)}) ON CONFLICT DO NOTHING"
+
+        def op(ex: Callable[..., Any]) -> None:
+            for idx, channel, kind, data in rows:
+                ex(sql, (thread_id, ns, checkpoint_id, task_id, idx, channel, kind, data, task_path))
+
+        self._run(op)
+
+    def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[tuple[str, str, str, bytes, str, int]]:
+        """(task_id, channel, type, data, task_path, idx), in no particular order."""
+        rows = self._read("SELECT task_id, channel, type, blob, task_path, idx FROM ctxfold_lg_writes "
+                          "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+        return [(r[0], r[1], r[2], bytes(r[3]), r[4], r[5]) for r in rows]
+
+    # ---- deleting and copying --------------------------------------------------------------
+
+    def delete_thread(self, thread_id: str) -> None:
+        def op(ex: Callable[..., Any]) -> None:
+            for table in ("ctxfold_lg_checkpoints", "ctxfold_lg_blobs", "ctxfold_lg_writes"):
+                ex(f"DELETE FROM {table} WHERE thread_id = ?", (thread_id,))
+
+        self._run(op)
+
+    def delete_checkpoints(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        """Checkpoints (thread, namespace, id) and their pending writes."""
+        def op(ex: Callable[..., Any]) -> None:
+            for key in keys:
+                for table in ("ctxfold_lg_checkpoints", "ctxfold_lg_writes"):
+                    ex(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", key)
+
+        self._run(op)
+
+    def run_checkpoints(self, run_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        marks = ", ".join(["?"] * len(run_ids))
+        return [(r[0], r[1], r[2]) for r in self._read(
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id FROM ctxfold_lg_checkpoints WHERE run_id IN ({marks})",
+            list(run_ids))]
+
+    def delete_blobs_except(self, thread_id: str, ns: str, keep: dict[str, Any]) -> None:
+        """Every blob of the thread's namespace but the channel versions in ``keep``."""
+        def op(ex: Callable[..., Any]) -> None:
+            rows = ex("SELECT channel, version FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ?",
+                      (thread_id, ns)).fetchall()
+            for channel, version in rows:
+                if channel not in keep or str(keep[channel]) != version:
+                    ex("DELETE FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+                       "AND version = ?", (thread_id, ns, channel, version))
+
+        self._run(op)
+
+    def namespaces(self, thread_id: str) -> list[str]:
+        return [r[0] for r in self._read("SELECT DISTINCT checkpoint_ns FROM ctxfold_lg_checkpoints WHERE thread_id = ?",
+                                         (thread_id,))]
+
+    def copy_thread(self, source: str, target: str) -> None:
+        def op(ex: Callable[..., Any]) -> None:
+            for table, columns in (
+                ("ctxfold_lg_checkpoints", _COLUMNS[len("thread_id, "):] + ", run_id"),
+                ("ctxfold_lg_blobs", "checkpoint_ns, channel, version, type, blob"),
+                ("ctxfold_lg_writes", "checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"),
+            ):
+                ex(f"INSERT INTO {table} (thread_id, {columns}) SELECT ?, {columns} FROM {table} WHERE thread_id = ?",
+                   (target, source))
+
+        self._run(op)
+
+
+def _row(r: Sequence[Any]) -> CheckpointRow:
+    return (r[0], r[1], r[2], r[3], r[4], bytes(r[5]), r[6], bytes(r[7]))
+
+
+@contextmanager
+def _nolock() -> Iterator[None]:
+    yield
+
+
+def _pg_error() -> type[BaseException]:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - a saver without PostgreSQL
+        return sqlite3.Error
+    return psycopg.Error

@@ -1,0 +1,153 @@
+"""Real LangGraph graphs for the checkpointer tests: scripted chat models (no network), the
+graphs the scenarios run, and a comparison of what two savers give back that ignores only what
+is random in a run (message ids LangGraph makes up, checkpoint ids)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ctxfold.adapters.langgraph import ContextSaver
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import Interrupt
+
+
+def reply(turn: int, text: str = "", **kw: Any) -> AIMessage:
+    """A model answer with everything a real one carries."""
+    return AIMessage(
+        content=text or f"answer {turn}: " + "lorem ipsum " * 8,
+        id=f"ai-{turn}",
+        additional_kwargs={"refusal": None},
+        response_metadata={"model_name": "scripted", "finish_reason": "stop", "system_fingerprint": "fp_1"},
+        usage_metadata={"input_tokens": 10 + turn, "output_tokens": 5, "total_tokens": 15 + turn,
+                        "input_token_details": {"cache_read": 2}},
+        **kw,
+    )
+
+
+def chat_graph(answers: list[AIMessage], checkpointer: Any) -> Any:
+    model = GenericFakeChatModel(messages=iter(copy.deepcopy(answers)))
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", END)
+    return g.compile(checkpointer=checkpointer)
+
+
+@tool
+def weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}"
+
+
+@tool
+def population(city: str) -> int:
+    """How many people live in a city."""
+    return len(city) * 100_000
+
+
+def tool_graph(answers: list[AIMessage], checkpointer: Any) -> Any:
+    model = GenericFakeChatModel(messages=iter(copy.deepcopy(answers)))
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_node("tools", ToolNode([weather, population]))
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", tools_condition)
+    g.add_edge("tools", "agent")
+    return g.compile(checkpointer=checkpointer)
+
+
+# ---- comparing two runs --------------------------------------------------------------------
+
+
+class Ids:
+    """Message ids as the order they were first seen in, so two runs compare."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, v: Any) -> Any:
+        if isinstance(v, Interrupt):  # its id hashes the (random) checkpoint id
+            return ("Interrupt", self(v.value))
+        if isinstance(v, BaseMessage):
+            d = v.model_dump()
+            if v.id is not None and not v.id.startswith(("ai-", "human-", "sys-")):
+                d["id"] = self.seen.setdefault(v.id, f"#{len(self.seen)}")
+            return (type(v).__name__, self(d))
+        if isinstance(v, dict):
+            return {k: self(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [self(x) for x in v]
+        return v
+
+
+def snapshot(graph: Any, config: dict[str, Any], ids: Ids) -> Any:
+    """The state, its history and the subgraphs' states, as comparable values."""
+    def one(s: Any) -> Any:
+        return {
+            "values": ids(s.values),
+            "next": list(s.next),
+            "step": s.metadata.get("step") if s.metadata else None,
+            "source": s.metadata.get("source") if s.metadata else None,
+            # A task's result is its pending writes, serialized on LangGraph's background thread
+            # while add_messages gives id-less messages their ids in place: whether a written
+            # message has its id yet is a race inside LangGraph, whatever the saver.
+            "tasks": [(t.name, _without_ids(Ids()(t.result)) if t.result is not None else None,
+                       [i.value for i in t.interrupts]) for t in s.tasks],
+            "interrupts": [i.value for i in s.interrupts],
+        }
+
+    history = list(graph.get_state_history(config))
+    position = {h.config["configurable"]["checkpoint_id"]: n for n, h in enumerate(history)}
+    return {
+        "state": one(graph.get_state(config)),
+        "history": [(one(h), position.get((h.parent_config or {}).get("configurable", {}).get("checkpoint_id")))
+                    for h in history],
+    }
+
+
+def _without_ids(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _without_ids(x) for k, x in v.items() if not (k == "id" and (x is None or str(x).startswith("#")))}
+    if isinstance(v, (list, tuple)):
+        return [_without_ids(x) for x in v]
+    return v
+
+
+class Recording(ContextSaver):
+    """A ContextSaver that keeps a copy of every checkpoint's channel values as they were put,
+    to check that each one reads back exactly (``==``)."""
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.put_values: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def _put(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]  (put and aput)
+        conf = config["configurable"]
+        key = (str(conf["thread_id"]), conf.get("checkpoint_ns", ""), checkpoint["id"])
+        self.put_values[key] = copy.deepcopy(dict(checkpoint["channel_values"]))
+        return super()._put(config, checkpoint, metadata, new_versions)
+
+    def check_exact(self) -> int:
+        """Every checkpoint put reads back equal; the number checked."""
+        for (thread_id, ns, cid), values in self.put_values.items():
+            t = self.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}})
+            assert t is not None, (thread_id, ns, cid)
+            got = t.checkpoint["channel_values"]
+            for k, v in values.items():
+                assert got.get(k) == v, (thread_id, ns, cid, k)
+                if isinstance(v, list):
+                    assert [type(x) for x in got[k]] == [type(x) for x in v]
+        return len(self.put_values)

@@ -1,0 +1,281 @@
+"""ContextSaver's message channels: every LangChain message comes back ``==`` (class, id,
+content, tool_calls, additional_kwargs, response_metadata, usage_metadata, …), and any sequence
+of lists put as checkpoints — appends, replaces by id, removals, reorders, inserts in the middle,
+branches from old checkpoints — reads back exactly, each checkpoint costing log events for what
+changed only."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph")
+
+from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
+
+pytestmark = pytest.mark.frameworks
+
+CALL = {"name": "f", "args": {"x": 1}, "id": "c1", "type": "tool_call"}
+RICH: list[BaseMessage] = [
+    SystemMessage("be brief", id="s1"),
+    SystemMessage("dev", id="s2", additional_kwargs={"__openai_role__": "developer"}),
+    HumanMessage("hi", id="h1", name="ann", additional_kwargs={"k": [1, {"a": None}]}, response_metadata={"r": 1}),
+    HumanMessage("no id"),
+    HumanMessage([{"type": "text", "text": "see"}, {"type": "image", "url": "https://x/y.png"},
+                  {"type": "image", "base64": "AAAA", "mime_type": "image/png"}, "plain"], id="h2"),
+    HumanMessage([{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}], id="h3"),
+    AIMessage("answer", id="a1", response_metadata={"model_name": "m", "finish_reason": "stop"},
+              usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7,
+                              "input_token_details": {"cache_read": 1}, "output_token_details": {"reasoning": 2}}),
+    AIMessage("", id="a2", tool_calls=[CALL, {**CALL, "id": "c2", "args": {}}],
+              additional_kwargs={"tool_calls": [{"id": "c1", "type": "function",
+                                                 "function": {"name": "f", "arguments": "{\"x\":  1}"}}]}),
+    AIMessage("", id="a3", invalid_tool_calls=[{"name": None, "args": "{", "id": "c3", "error": "bad",
+                                                "type": "invalid_tool_call"}]),
+    AIMessage([{"type": "thinking", "thinking": "hmm", "signature": "sig"}, {"type": "text", "text": "ok"},
+               {"type": "tool_use", "id": "c4", "name": "f", "input": {"x": 1}}], id="a4",
+              tool_calls=[{**CALL, "id": "c4"}]),
+    AIMessage([{"type": "reasoning", "reasoning": "r", "id": "rs_1"}, {"type": "text", "text": "t",
+                                                                       "annotations": []}], id="a5"),
+    AIMessage("", id="a6", tool_calls=[{**CALL, "id": None}]),  # a call without an id
+    AIMessage("t", id="a7", additional_kwargs={"at": datetime(2025, 1, 2, 3, 4, 5, 6, tzinfo=timezone.utc)}),  # not JSON
+    AIMessageChunk("chunk", id="a8"),
+    ToolMessage("r", tool_call_id="c1", id="t1", name="f", artifact={"rows": [1, 2]}),
+    ToolMessage([{"type": "text", "text": "r"}], tool_call_id="c2", id="t2", status="error"),
+    ToolMessage("r", tool_call_id="c9", id="t3", artifact=b"\x00bytes"),
+    ChatMessage("x", role="critic", id="x1"),
+    ChatMessage("x", role="user", id="x2"),
+    FunctionMessage("x", name="fn", id="x3"),
+    HumanMessage("x", id="h5", example=True),
+]
+
+
+def _put(saver: ContextSaver, thread: str, messages: list[BaseMessage], parent: str | None, n: int) -> str:
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"messages": messages, "other": {"n": n}}
+    cp["channel_versions"] = {"messages": f"{n:032}.0", "other": f"{n:032}.0"}
+    conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
+    if parent:
+        conf["checkpoint_id"] = parent
+    saver.put({"configurable": conf}, cp, {"step": n}, dict(cp["channel_versions"]))
+    return cp["id"]
+
+
+def _read(saver: ContextSaver, thread: str, checkpoint_id: str) -> list[BaseMessage]:
+    t = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}})
+    assert t is not None
+    return t.checkpoint["channel_values"]["messages"]
+
+
+def _exact(got: list[BaseMessage], want: list[BaseMessage]) -> None:
+    assert got == want
+    assert [type(m) for m in got] == [type(m) for m in want]
+    for g, w in zip(got, want):
+        assert g.model_dump() == w.model_dump()
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def saver(request, tmp_path):
+    s = ContextSaver() if request.param == "memory" else ContextSaver(f"sqlite://{tmp_path}/t.db")
+    yield s
+    s.close()
+
+
+def test_every_message_kind_reads_back_exactly(saver, tmp_path) -> None:
+    ids = [_put(saver, "t", RICH[: n + 1], None, n) for n in range(len(RICH))]
+    for n, cid in enumerate(ids):
+        _exact(_read(saver, "t", cid), RICH[: n + 1])
+    if saver.store is not None:  # a fresh saver on the same file: nothing cached
+        with ContextSaver(saver.store.url) as again:
+            for n, cid in enumerate(ids):
+                _exact(_read(again, "t", cid), RICH[: n + 1])
+
+
+# ---- any sequence of lists ---------------------------------------------------------------------
+
+_pool = [HumanMessage(f"m{i} " * 5, id=f"m{i}") for i in range(12)] + [AIMessage(f"v{i}", id=f"m{i}") for i in range(12)]
+_edit = st.one_of(
+    st.tuples(st.just("append"), st.integers(0, 23)),
+    st.tuples(st.just("replace"), st.integers(0, 23)),
+    st.tuples(st.just("remove"), st.integers(0, 11)),
+    st.tuples(st.just("clear"), st.just(0)),
+    st.tuples(st.just("insert"), st.integers(0, 23)),
+    st.tuples(st.just("swap"), st.integers(0, 11)),
+    st.tuples(st.just("branch"), st.integers(0, 20)),
+)
+
+
+def _apply(cur: list[BaseMessage], op: str, k: int) -> list[BaseMessage]:
+    out = list(cur)
+    ids = [m.id for m in out]
+    msg = _pool[k]
+    if op == "append" and msg.id not in ids:
+        out.append(msg)
+    elif op == "replace" and msg.id in ids:
+        out[ids.index(msg.id)] = msg
+    elif op == "remove" and out:
+        del out[k % len(out)]
+    elif op == "clear":
+        out = []
+    elif op == "insert" and msg.id not in ids:
+        out.insert(k % (len(out) + 1), msg)
+    elif op == "swap" and len(out) > 1:
+        i = k % (len(out) - 1)
+        out[i], out[i + 1] = out[i + 1], out[i]
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_edit, min_size=1, max_size=25))
+def test_any_sequence_of_lists_reads_back_exactly(edits) -> None:
+    saver = ContextSaver()
+    thread = "t"
+    puts: list[tuple[str, list[BaseMessage]]] = []
+    cur: list[BaseMessage] = [_pool[0]]
+    parent = _put(saver, thread, cur, None, 0)
+    puts.append((parent, cur))
+    for n, (op, k) in enumerate(edits, 1):
+        if op == "branch":  # continue from an older checkpoint
+            parent, cur = puts[k % len(puts)]
+            continue
+        cur = _apply(cur, op, k)
+        parent = _put(saver, thread, cur, parent, n)
+        puts.append((parent, cur))
+    for cid, want in puts:
+        _exact(_read(saver, thread, cid), want)
+    log = saver._logs._open['["langgraph", "t", "", "messages"]'].ctx
+    assert log.messages == log.messages_at(log.next_seq)
+
+
+def test_a_checkpoint_logs_only_what_changed() -> None:
+    saver = ContextSaver()
+    msgs = [HumanMessage(f"q{i}", id=f"h{i}") for i in range(50)]
+    cid = _put(saver, "t", msgs, None, 0)
+    log = saver._logs._open['["langgraph", "t", "", "messages"]'].ctx
+    assert log.next_seq == 50
+    cid = _put(saver, "t", [*msgs, AIMessage("a", id="a")], cid, 1)  # one appended: one insert
+    assert log.next_seq == 51
+    edited = [*msgs[:10], HumanMessage("q10 edited", id="h10"), *msgs[11:], AIMessage("a", id="a")]
+    cid = _put(saver, "t", edited, cid, 2)  # one replaced by id: one replace event
+    assert log.next_seq == 52 and log.events()[-1].data.get("op") != "remove"
+    cid = _put(saver, "t", edited[:5] + edited[25:], cid, 3)  # twenty removed: one remove event
+    assert log.next_seq == 53 and log.events()[-1].type == "remove"
+    _put(saver, "t", [], cid, 4)  # all removed: one remove event
+    assert log.next_seq == 54
+
+
+# ---- threads: copy, delete, prune, runs -------------------------------------------------------
+
+LOG = '["langgraph", "{}", "", "messages"]'
+
+
+def _thread(saver: ContextSaver, thread: str, turns: int, run: str = "r") -> list[tuple[str, list[BaseMessage]]]:
+    out: list[tuple[str, list[BaseMessage]]] = []
+    msgs: list[BaseMessage] = []
+    parent = None
+    for n in range(turns):
+        msgs = [*msgs, HumanMessage(f"q{n}", id=f"{thread}-h{n}"), AIMessage(f"a{n}", id=f"{thread}-a{n}")]
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": msgs}
+        cp["channel_versions"] = {"messages": f"{n:032}.0"}
+        conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
+        if parent:
+            conf["checkpoint_id"] = parent
+        saver.put({"configurable": conf}, cp, {"step": n, "run_id": f"{run}{n % 2}"}, dict(cp["channel_versions"]))
+        parent = cp["id"]
+        out.append((parent, msgs))
+    return out
+
+
+def test_copy_thread_forks_the_log(saver) -> None:
+    src = _thread(saver, "src", 3)
+    saver.copy_thread("src", "dst")
+    for cid, want in src:
+        _exact(_read(saver, "dst", cid), want)
+    # the copy goes on by itself: the source does not see it
+    more = [*src[-1][1], HumanMessage("only in dst", id="x")]
+    new = _put(saver, "dst", more, src[-1][0], 9)
+    _exact(_read(saver, "dst", new), more)
+    for cid, want in src:
+        _exact(_read(saver, "src", cid), want)
+    if saver.store is not None:
+        assert saver.store.load(LOG.format("dst")).origin_context_id == LOG.format("src")
+        with ContextSaver(saver.store.url) as fresh:
+            _exact(_read(fresh, "dst", new), more)
+
+
+def test_delete_thread_deletes_its_logs(saver) -> None:
+    _thread(saver, "gone", 2)
+    kept = _thread(saver, "kept", 2)
+    saver.delete_thread("gone")
+    assert saver.get_tuple({"configurable": {"thread_id": "gone", "checkpoint_ns": ""}}) is None
+    if saver.store is not None:
+        assert LOG.format("gone") not in saver.store and LOG.format("kept") in saver.store
+    _exact(_read(saver, "kept", kept[-1][0]), kept[-1][1])
+
+
+def test_a_thread_made_anew_is_never_read_at_the_old_logs_seqs(tmp_path) -> None:
+    url = f"sqlite://{tmp_path}/t.db"
+    with ContextSaver(url) as a, ContextSaver(url) as b:
+        first = _thread(a, "t", 3)
+        _exact(_read(b, "t", first[-1][0]), first[-1][1])  # b now holds the log
+        a.delete_thread("t")
+        again = [HumanMessage("other", id="o1"), AIMessage("history", id="o2")]
+        cid = _put(a, "t", again, None, 0)
+        _exact(_read(b, "t", cid), again)
+
+
+def test_prune_and_delete_for_runs_keep_what_is_left_exact(saver) -> None:
+    cps = _thread(saver, "p", 4, run="run")
+    saver.delete_for_runs(["run0"])
+    left = [c for c in saver.list({"configurable": {"thread_id": "p"}})]
+    assert {t.metadata["run_id"] for t in left} == {"run1"}
+    for t in left:
+        want = dict(cps)[t.config["configurable"]["checkpoint_id"]]
+        _exact(t.checkpoint["channel_values"]["messages"], want)
+    saver.prune(["p"])
+    (only,) = list(saver.list({"configurable": {"thread_id": "p"}}))
+    assert only.config["configurable"]["checkpoint_id"] == cps[-1][0]
+    _exact(only.checkpoint["channel_values"]["messages"], cps[-1][1])
+    saver.prune(["p"], strategy="delete")
+    assert list(saver.list({"configurable": {"thread_id": "p"}})) == []
+    with pytest.raises(ValueError):
+        saver.prune(["p"], strategy="everything")
+
+
+def test_a_message_that_cannot_be_stored_leaves_the_thread_as_it_was(saver) -> None:
+    first = [HumanMessage("q", id="h"), AIMessage("a", id="a")]
+    cid = _put(saver, "t", first, None, 0)
+    bad = [*first, HumanMessage("fine", id="h2"), ToolMessage("r", tool_call_id="c", id="t", artifact=object())]
+    with pytest.raises(TypeError):  # the serializer refuses it, as it does for the stock savers
+        _put(saver, "t", bad, cid, 1)
+    log = saver._logs._open.get('["langgraph", "t", "", "messages"]')
+    assert log is None or log.ctx.next_seq == 2
+    good = [*first, HumanMessage("fine", id="h2")]
+    cid2 = _put(saver, "t", good, cid, 2)
+    _exact(_read(saver, "t", cid2), good)
+    _exact(_read(saver, "t", cid), first)
+
+
+def test_a_closed_saver_refuses_calls(tmp_path) -> None:
+    saver = ContextSaver(f"sqlite://{tmp_path}/t.db")
+    _put(saver, "t", [HumanMessage("q", id="h")], None, 0)
+    saver.close()
+    saver.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})

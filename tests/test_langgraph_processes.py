@@ -1,0 +1,71 @@
+"""Many processes on one PostgreSQL store lose nothing: each runs a real chat graph on a thread of
+its own and on one thread they all share (LangGraph branches it where two runs start from the
+same checkpoint); afterwards every checkpoint any of them put reads back exactly, from a saver
+that cached nothing."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+pytest.importorskip("langgraph")
+
+from _langgraph_graphs import Recording, chat_graph  # noqa: E402
+from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
+
+pytestmark = pytest.mark.frameworks
+
+TURNS = 8
+PROCS = 4
+
+
+def _writer(url: str, p: int, out) -> None:  # type: ignore[no-untyped-def]
+    saver = Recording(url)
+    answers = [AIMessage(f"answer {p}.{n} " * 10, id=f"ai-{p}-{n}") for n in range(2 * TURNS)]
+    graph = chat_graph(answers, saver)
+    for n in range(TURNS):
+        for thread in ("shared", f"own-{p}"):
+            graph.invoke({"messages": [HumanMessage(f"question {p}.{n} " * 10, id=f"h-{p}-{n}-{thread}")]},
+                         {"configurable": {"thread_id": thread}})
+    serde = JsonPlusSerializer()
+    out.put([(key, serde.dumps_typed(values)) for key, values in saver.put_values.items()])
+    saver.close()
+
+
+def test_processes_on_one_postgres_store_lose_nothing(pg_url) -> None:
+    ContextSaver(pg_url).close()  # the tables, before the race
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(pg_url, p, out)) for p in range(PROCS)]
+    for proc in procs:
+        proc.start()
+    recorded = [out.get(timeout=300) for _ in procs]
+    for proc in procs:
+        proc.join(60)
+        assert proc.exitcode == 0
+    serde = JsonPlusSerializer()
+    with ContextSaver(pg_url) as saver:
+        checked = 0
+        for batch in recorded:
+            for (thread, ns, cid), typed in batch:
+                values = serde.loads_typed(typed)
+                t = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": cid}})
+                assert t is not None
+                for k, v in values.items():
+                    assert t.checkpoint["channel_values"].get(k) == v, (thread, cid, k)
+                checked += 1
+        shared = [key for batch in recorded for key, _ in batch if key[0] == "shared"]
+        assert len(list(saver.list({"configurable": {"thread_id": "shared"}}))) == len(shared)
+        assert checked == sum(len(b) for b in recorded)
+        for p in range(PROCS):
+            latest = saver.get_tuple({"configurable": {"thread_id": f"own-{p}", "checkpoint_ns": ""}})
+            assert latest is not None
+            msgs = latest.checkpoint["channel_values"]["messages"]
+            assert [m.id for m in msgs] == [x for n in range(TURNS) for x in (f"h-{p}-{n}-own-{p}", f"ai-{p}-{2 * n + 1}")]
+        # every process's turns are in the shared log, each message once per time it was added
+        log = saver.store.load('["langgraph", "shared", "", "messages"]')
+        logged = {e.message.id for e in log.events() if e.message is not None}
+        assert {f"h-{p}-{n}-shared" for p in range(PROCS) for n in range(TURNS)} <= logged
