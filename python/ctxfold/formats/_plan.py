@@ -20,7 +20,7 @@ from .._core import Message, Part, PlanCall, format_plan
 if TYPE_CHECKING:
     from . import Source
 
-__all__ = ["Answer", "View", "walk"]
+__all__ = ["Answer", "Unplanned", "View", "alone", "walk"]
 
 
 class View:
@@ -41,15 +41,38 @@ class View:
 
 
 @dataclass(frozen=True)
+class Unplanned:
+    """A call known only by the id its answer names: a message mapped on its own, outside a
+    request (a checkpoint holds a list as the graph had it, answered or not)."""
+
+    id: str
+    name: str = ""
+    arguments: Any = None
+
+    @property
+    def sent(self) -> str:
+        return self.id
+
+
+@dataclass(frozen=True)
 class Answer:
     """An answer to ``call``, sent with the call id ``sent``: a tool message (``part is None``),
     a ``tool_result`` part of a user message (``part``), or, when ``message is None``, the
     interrupted result (``_core.INTERRUPTED``)."""
 
-    call: PlanCall
+    call: PlanCall | Unplanned
     message: View | None
     part: Part | None
     sent: str
+
+
+def alone(msg: Message, target: str) -> View:
+    """``msg`` as the core reads it for ``target`` (what its importer kept, its calls), with no
+    request around it: for mappings of one message at a time."""
+    plan = format_plan(target, [msg])
+    if not plan.messages:  # the tool definitions message: no message of a request
+        return View(msg, None, ())
+    return View(plan.messages[0], plan.interop[0], plan.calls[0])
 
 
 def walk(
