@@ -1,5 +1,6 @@
 //! The raw CPython calls of the export cache, each behind a typed function: the rest of the
-//! cache holds no `unsafe` of its own.
+//! cache makes none of its own (its one other `unsafe`, the list of caches by address that
+//! `export_cache_usage` and `export_cache_clear` walk, is in `mod.rs`).
 //!
 //! Every function takes a `Borrowed<'a, 'py, _>`: the `'py` is the proof that the caller is
 //! attached to the interpreter (the GIL is held), and `'a` bounds what is handed back. They
