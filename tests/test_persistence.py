@@ -54,7 +54,8 @@ def test_v1_and_versionless_and_empty():
     v1 = {"version": 1, "messages": [{"role": "user", "content": "hi", "tool_calls": [], "metadata": {}},
                                      {"role": "assistant", "content": "yo"}], "system_prompt": "p"}
     c = Context.deserialize(v1)
-    assert [m.content for m in c.messages] == ["hi", "yo"] and c.needs_response is False
+    # the system prompt is shown before a transcript without a system message of its own
+    assert [m.content for m in c.messages] == ["p", "hi", "yo"] and c.needs_response is False
     seed = {"messages": [{"role": "system", "_type": "SystemPromptMessage", "id": "s1", "_hook_ids": [],
                           "creation_timestamp": "2026-01-01T10:00:00", "content": [{"type": "text", "text": "sys"}]},
                          {"role": "user", "_type": "Whatever", "content": [{"type": "text", "text": "u"}]}],

@@ -19,13 +19,15 @@ from ._core import (
     hook_id,
 )
 from ._part import install_text_descriptor as _install_text_descriptor
+from ._tool_call import ToolCall
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import ConflictError, ContextError, DecodeError, FormatError, StoreError, UnknownAnchorError
-from .stores import Store, StoredContext
+from .stores import AsyncStore, Store, StoredContext
 
 _install_text_descriptor(Part)
 
 __all__ = [
+    "AsyncStore",
     "CompactionPlan",
     "CompactionRecord",
     "Compactor",
@@ -43,6 +45,7 @@ __all__ = [
     "StoreError",
     "StoredContext",
     "SystemPromptMessage",
+    "ToolCall",
     "ToolDefinitionsMessage",
     "UnknownAnchorError",
     "Usage",

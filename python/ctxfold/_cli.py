@@ -8,13 +8,20 @@ import os
 import sys
 import tempfile
 
-from ._console import note, print_stats, safe_console, timed
+from ._console import failed, interruptible, note, print_stats, safe_console, timed
 from ._context import Context
-from ._core import Message, SystemPromptMessage, ToolDefinitionsMessage, encodings
-from ._files import write_json_atomic
+from ._core import Message, SystemPromptMessage, ToolDefinitionsMessage, __version__, encodings
+from ._files import report, write_json
 from ._store_cli import add_store_parser, demo_turns, run_store
 from .demo_transcript import build_transcript
 from .viewer._cli import add_viewer_parsers, run_viewer
+
+DESCRIPTION = ("An LLM agent's conversation as an append-only event log: see a saved context, convert it "
+               "to and from provider requests, keep contexts in a store, or time every operation on a "
+               "large transcript. OUT may be - for standard output.")
+
+#: The smallest transcript the demo's steps make sense on (a window, a mid-transcript anchor).
+DEMO_MIN = 10
 
 
 def demo(n: int) -> None:
@@ -70,64 +77,99 @@ def demo(n: int) -> None:
 
 
 def stats(path: str) -> None:
-    print_stats(Context.load(path))
+    from .formats._cli import load_context
+
+    print_stats(load_context(path))
 
 
-def convert(src: str, dst: str) -> None:
+def convert(src: str, dst: str, pretty: bool = False) -> None:
     """Any layout ``load`` reads (version 2 or 1, the versionless seed layout) → version 2,
-    written atomically (a temporary file beside ``dst``, then a rename)."""
-    ctx = Context.load(src)
-    write_json_atomic(dst, ctx.serialize())
-    print(f"wrote {dst}: version 2, {len(ctx):,} messages, {ctx.next_seq:,} events")
+    written by the rule every command writes by (``_files``)."""
+    from .formats._cli import load_context
+
+    ctx = load_context(src)
+    where = write_json(dst, ctx.serialize(), pretty=pretty)
+    report(dst, f"wrote {where}: version 2, {len(ctx):,} messages, {ctx.next_seq:,} events")
 
 
-def main(argv: list[str] | None = None) -> int:
-    safe_console()
-    p = argparse.ArgumentParser(prog="ctxfold", description=__doc__)
+def demo_size(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < DEMO_MIN:
+        raise argparse.ArgumentTypeError(f"at least {DEMO_MIN} messages, got {n}")
+    return n
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ctxfold", description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"ctxfold {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
     d = sub.add_parser("demo", help="build a large agent transcript and time every operation")
-    d.add_argument("--messages", type=int, default=100_000)
+    d.add_argument("--messages", type=demo_size, default=100_000, metavar="N",
+                   help=f"how many messages to build (at least {DEMO_MIN}; default 100,000)")
     s = sub.add_parser("stats", help="messages by role, tokens per encoding, events, anchors")
     s.add_argument("file")
-    c = sub.add_parser("convert", help="any readable layout -> version 2; --to/--from a provider request")
+    c = sub.add_parser("convert", help="a saved context in any layout it reads -> version 2; with --to or --from, "
+                                       "a provider request",
+                       description="Without --to or --from: a saved context in any layout ctxfold reads -> a "
+                                   "version 2 file. --to: a saved context -> the request JSON of that API. "
+                                   "--from: a request JSON of that API -> a saved context. OUT may be - for "
+                                   "standard output.")
     way = c.add_mutually_exclusive_group()
     way.add_argument("--to", choices=("openai_chat", "openai_responses", "anthropic"), help="write the request JSON")
     way.add_argument("--from", dest="from_", choices=("openai_chat", "openai_responses", "anthropic"),
                      help="read a request JSON into a saved context")
-    c.add_argument("src")
-    c.add_argument("dst")
+    c.add_argument("--pretty", action="store_true", help="indent the JSON written (2 spaces)")
+    c.add_argument("src", metavar="IN")
+    c.add_argument("dst", metavar="OUT")
     sub.add_parser("encodings", help="list the token encodings")
     add_store_parser(sub)
     add_viewer_parsers(sub)
-    a = p.parse_args(argv)
+    return p
+
+
+def run(a: argparse.Namespace) -> int:
     if a.cmd == "store":
         return run_store(a)
+    if a.cmd == "demo":
+        demo(a.messages)
+    elif a.cmd == "stats":
+        stats(a.file)
+    elif a.cmd == "convert" and (a.to or a.from_):
+        from .formats._cli import convert_from, convert_to
+
+        (convert_to if a.to else convert_from)(a.to or a.from_, a.src, a.dst, a.pretty)
+    elif a.cmd == "convert":
+        convert(a.src, a.dst, a.pretty)
+    else:
+        print("\n".join(encodings()))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    safe_console()
+    try:
+        a = parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("ctxfold: interrupted", file=sys.stderr)
+        return 130
     if a.cmd in ("show", "serve"):
+        # The viewer runs in the main thread (a server handles its own signals).
         return run_viewer(a)
     try:
-        if a.cmd == "demo":
-            demo(a.messages)
-        elif a.cmd == "stats":
-            stats(a.file)
-        elif a.cmd == "convert" and (a.to or a.from_):
-            from .formats._cli import convert_from, convert_to
-
-            (convert_to if a.to else convert_from)(a.to or a.from_, a.src, a.dst)
-        elif a.cmd == "convert":
-            convert(a.src, a.dst)
-        else:
-            print("\n".join(encodings()))
+        code = interruptible(lambda: run(a))
         sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at exit
+        return code
     except BrokenPipeError:
         # The reader went away (``ctxfold demo | head``): stop quietly, as other tools do. Output
         # still buffered goes to devnull, so the flush at exit does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         # Bad files are the user's to fix: one line saying what and where, no traceback.
-        print(f"ctxfold: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+        return failed(e)
 
 
 if __name__ == "__main__":

@@ -37,12 +37,19 @@ class CompactionPlan:
     ``tokens_before``: their tokens as shown, in ``encoding``."""
 
     first: int
+    """The first position summarized."""
     last: int
+    """The last position summarized."""
     ranges: tuple[tuple[int, int], ...]
+    """The inclusive position ranges summarized, oldest first."""
     messages: tuple[Message, ...]
+    """The logged messages of the ranges."""
     based_on: int
+    """The context's ``next_seq`` when planned: applying checks it still is."""
     tokens_before: int
+    """The ranges' tokens as shown, in ``encoding``."""
     encoding: str
+    """The encoding tokens are counted in."""
     shown: tuple[Message, ...] = field(repr=False)
     """The same messages as ``messages`` shows them (dynamic messages resolved)."""
     context_id: str = field(repr=False)
@@ -80,9 +87,13 @@ class CompactionRecord:
     ``encoding``, and ``ranges`` when pinned messages split it)."""
 
     seq: int
+    """The seq of the replace event the compaction wrote."""
     first: int
+    """The first position it replaced."""
     last: int
+    """The last position it replaced."""
     record: dict[str, Any]
+    """What the event records of the compaction (tokens before and after, …)."""
 
 
 def _plan(
@@ -233,11 +244,15 @@ class Compactor:
         if unknown:
             raise TypeError(f"unknown plan options: {', '.join(sorted(unknown))}")
         self.summarize = summarize
+        """The summarizer: messages in, the summary out (sync or async)."""
         self.max_tokens = max_tokens
+        """The budget over which ``compact`` compacts."""
         self.plan_options: dict[str, Any] = dict(plan_options)
+        """``keep_tokens``, ``keep_last``, ``encoding``, ``pinned``, as ``Context.compact`` takes them."""
 
     @property
     def encoding(self) -> str:
+        """The encoding the plan counts in (``cl100k_base`` unless given)."""
         return str(self.plan_options.get("encoding", "cl100k_base"))
 
     def over_budget(self, ctx: Context) -> bool:
@@ -245,9 +260,11 @@ class Compactor:
         return ctx.total_token_count(self.encoding) > self.max_tokens
 
     def compact(self, ctx: Context) -> Message | None:
+        """``ctx.compact(...)`` with this summarizer and these options."""
         return ctx.compact(self.summarize, self.max_tokens, **self.plan_options)  # type: ignore[arg-type]
 
     async def acompact(self, ctx: Context) -> Message | None:
+        """``await ctx.acompact(...)`` with this summarizer and these options."""
         return await ctx.acompact(self.summarize, self.max_tokens, **self.plan_options)
 
     def __repr__(self) -> str:

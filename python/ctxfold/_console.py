@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
 import statistics
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -70,3 +72,47 @@ def print_stats(ctx: Context) -> None:
     print("anchors:         ", ctx.anchor_points)
     for enc in ("cl100k_base", "o200k_base"):
         print(f"tokens {enc}: {ctx.total_token_count(enc):,}")
+
+
+def failed(e: BaseException) -> int:
+    """One line on stderr saying what went wrong (no traceback: bad input is the user's to fix),
+    and the exit status 1."""
+    if isinstance(e, RecursionError):
+        text = "the input is nested too deeply to read"
+    else:
+        text = str(e)
+    print(f"ctxfold: error: {text}", file=sys.stderr)
+    return 1
+
+
+def interruptible(f: Callable[[], T]) -> T:
+    """``f()``, run so that Ctrl-C stops the command at once with one line: a long load runs in
+    Rust with the interpreter released, where Python's signal handler would only run after it.
+    So ``f`` runs on a worker thread and the main thread waits, where Ctrl-C is seen; the
+    process then ends without waiting for the worker (a write it was doing leaves its
+    temporary file, which the next write of that file removes)."""
+    if threading.current_thread() is not threading.main_thread():
+        return f()  # only the main thread is told of Ctrl-C
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = f()
+        except BaseException as e:  # handed to the main thread, which reports it
+            box["err"] = e
+
+    worker = threading.Thread(target=work, name="ctxfold-command", daemon=True)
+    try:
+        worker.start()  # (which waits for the worker to run: it may be in the load already)
+        while worker.is_alive():
+            worker.join(0.25)  # a bounded wait, so Ctrl-C is seen on every platform
+    except KeyboardInterrupt:
+        print("\nctxfold: interrupted", file=sys.stderr, flush=True)
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(130)  # the worker may be inside Rust; the interpreter cannot wait for it
+    if "err" in box:
+        raise box["err"]  # type: ignore[misc]
+    return box["out"]  # type: ignore[return-value]

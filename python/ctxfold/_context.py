@@ -4,13 +4,14 @@ runtime fields that hold arbitrary Python objects (deps, callbacks, handlers).""
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
-from . import _core, _runtime
+from . import _copying, _core, _runtime
 from ._compaction import CompactionMixin
 from ._core import (
     BOOKKEEPING_EVENT_TYPES,
@@ -22,6 +23,7 @@ from ._core import (
     ToolDefinitionsMessage,
 )
 from ._redact import json_clean
+from ._tool_call import ToolCall
 from ._values import RunContext, SandboxPolicy, Usage
 from .errors import DecodeError
 
@@ -41,7 +43,14 @@ def _as_message(m: Any) -> Message:
 
 
 class Context(CompactionMixin):
-    """An agent's conversation: an append-only event log whose fold is ``messages``."""
+    """An agent's conversation: an append-only event log whose fold is ``messages``.
+
+    A context reads like the list it shows: ``len(ctx)``, ``for m in ctx``, ``ctx[i]`` and
+    ``ctx[a:b]`` are those of ``ctx.messages`` (the same objects). ``copy.copy``,
+    ``copy.deepcopy`` and ``pickle`` give an independent context with the same id, log,
+    anchors and fields, rebuilt from ``serialize()``; the runtime fields a file never holds
+    (``deps`` unredacted, callbacks, ``notify``, the overlay) come along as the objects they are
+    (``copy.copy``: new ``deps`` and ``callbacks`` dicts holding the same values)."""
 
     def __init__(
         self,
@@ -64,25 +73,43 @@ class Context(CompactionMixin):
         self._core = _core_ctx if _core_ctx is not None else ContextCore()
         self._lock = threading.RLock()
         # Every runtime field (the table in _runtime says which), then what was given.
-        self.system_prompt: str | None = system_prompt
+        if _core_ctx is None or system_prompt is not None:  # a fork's core holds its parent's
+            self.system_prompt = system_prompt
         self.deps: dict[str, Any] = dict(deps or {})
+        """Dependencies for tools; saved with credential-named keys and non-JSON values left out."""
         self.usage = usage if isinstance(usage, Usage) else Usage.from_mapping(usage or {})
+        """Token and request counters, added to by ``add_usage`` and ``add_response``."""
         self.tool_calls: list[Any] = []
+        """Tool calls recorded with ``add_tool_call``."""
         self.needs_response = needs_response
+        """Whether the model is owed a turn: set by ``add_message`` as an agent loop needs."""
         self.iteration = iteration
+        """The loop's iteration count (``increment_iteration``)."""
         self.max_iterations = max_iterations
+        """The iteration limit ``max_iterations_reached`` compares against."""
         self.started_at: datetime | None = datetime.now(timezone.utc)
+        """When the run started (aware UTC), or ``None`` when not known."""
         self.agent_name = agent_name
+        """The agent's name, shown in store listings."""
         self.stream = stream
+        """Whether the agent streams its answers (runtime only, never saved)."""
         self.callbacks: dict[str, Any] = dict(callbacks or {})
+        """Named callbacks for the caller's own use (runtime only, never saved)."""
         self.notify = notify
+        """Called with each committed ``Event``; what it raises is logged, never propagated."""
         self.cancellation_check = cancellation_check
+        """A callable the agent loop may ask whether to stop (runtime only)."""
         self.approval_handler = approval_handler
+        """A callable the agent loop may ask to approve a tool call (runtime only)."""
         # The next_seq at the last save to or load from a store; None before. The
         # store also remembers which store and what state text that was, to skip empty saves.
         self.stored_seq: int | None = None
+        """``next_seq`` at the last save to or load from a store; ``None`` before."""
         self._stored_state: tuple[str, str] | None = None
         seed = [_as_message(m) for m in messages]
+        if seed and isinstance(seed[0], SystemPromptMessage):
+            # An imported system prompt takes its slot, as ``create`` puts it, so windows keep it.
+            self._core.append(seed.pop(0), "system_prompt", None, False)
         if seed:
             self._core.extend(seed, "messages")
 
@@ -113,6 +140,7 @@ class Context(CompactionMixin):
 
     @classmethod
     def from_run_context(cls, run_ctx: RunContext, **opts: Any) -> Context:
+        """``Context(**opts)`` whose ``deps`` are a copy of the run context's."""
         opts.setdefault("deps", dict(run_ctx.deps or {}))
         return cls(**opts)
 
@@ -126,19 +154,37 @@ class Context(CompactionMixin):
     # ---- reading -----------------------------------------------------------------------
 
     @property
+    def system_prompt(self) -> str | None:
+        """The agent's configured system prompt. It is sent: when the transcript has no
+        leading system message, ``messages`` shows one holding it (the overlay appended), so
+        token totals, windows and exporters see it; a transcript's own leading system message
+        wins over it. Never logged and not a position (``messages_at`` does not show it)."""
+        return self._core.system_prompt()
+
+    @system_prompt.setter
+    def system_prompt(self, text: str | None) -> None:
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"system_prompt must be a str or None, got {type(text).__name__}")
+        self._core.set_system_prompt(text)
+
+    @property
     def id(self) -> str:
+        """The context's id (a uuid4 string unless given)."""
         return self._core.id
 
     @property
     def created_at(self) -> datetime:
+        """When the context was made (aware UTC)."""
         return self._core.created_at
 
     @property
     def origin_context_id(self) -> str | None:
+        """The id of the context this one was forked or windowed from, else ``None``."""
         return self._core.origin_context_id
 
     @property
     def children(self) -> list[str]:
+        """The ids of the forks and windows made from this context, oldest first."""
         return self._core.children
 
     @property
@@ -148,6 +194,7 @@ class Context(CompactionMixin):
 
     @property
     def message_count(self) -> int:
+        """``len(messages)``."""
         return self._core.shown_len()
 
     def __len__(self) -> int:
@@ -155,6 +202,32 @@ class Context(CompactionMixin):
 
     def __iter__(self) -> Iterator[Message]:
         return iter(self._core.messages())
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> Message | list[Message]:
+        """``ctx[i]`` is ``ctx.messages[i]`` and ``ctx[a:b]`` is ``ctx.messages[a:b]`` (the
+        same objects), without building the whole list: O(log n) plus what is returned."""
+        if isinstance(index, slice):
+            wanted = range(*index.indices(self._core.shown_len()))
+            if not wanted:
+                return []
+            lo = min(wanted)
+            got = _core.shown_range(self._core, lo, max(wanted) + 1)
+            return [got[i - lo] for i in wanted if i - lo < len(got)]
+        try:
+            i = operator.index(index)
+        except TypeError:
+            raise TypeError(f"context indices must be integers or slices, not {type(index).__name__}") from None
+        n = self._core.shown_len()
+        if i < 0:
+            i += n
+        got = _core.shown_range(self._core, i, i + 1) if 0 <= i < n else []
+        if not got:
+            raise IndexError("context index out of range")
+        return got[0]
 
     def events(self) -> list[Event]:
         """Every event, shadowed ones too, oldest first."""
@@ -170,26 +243,32 @@ class Context(CompactionMixin):
 
     @property
     def next_seq(self) -> int:
+        """The seq the next event gets: how many events the log holds."""
         return self._core.next_seq
 
     @property
     def anchor_points(self) -> list[tuple[str, int]]:
+        """``(name, index)`` of every anchor, in anchor order."""
         return self._core.anchor_points
 
     @property
     def content_map(self) -> dict[str, str]:
+        """A copy of the content map: sha256 hex → the text materialized under it."""
         return self._core.content_map
 
     @property
     def hook_index(self) -> dict[str, list[Message]]:
+        """Hook id → the transcript messages that carry it."""
         return self._core.hook_index
 
     @property
     def system_prompt_message(self) -> Message | None:
+        """The special system prompt message as ``messages`` shows it, else ``None``."""
         return self._core.system_prompt_message
 
     @property
     def tool_definitions_message(self) -> Message | None:
+        """The special tool definitions message as ``messages`` shows it, else ``None``."""
         return self._core.tool_definitions_message
 
     @property
@@ -198,6 +277,7 @@ class Context(CompactionMixin):
         return self.serialize()
 
     def last_message(self) -> Message | None:
+        """The last message shown, or ``None`` when there is none."""
         return self._core.last_message()
 
     def _tail(self, n: int) -> list[Message]:
@@ -214,12 +294,15 @@ class Context(CompactionMixin):
         _core.context_rewind(self._core, point)
 
     def assistant_messages(self) -> list[Message]:
+        """The assistant messages shown, in order."""
         return self._core.messages_with_role("assistant")
 
     def total_token_count(self, encoding: str = "cl100k_base") -> int:
+        """Tokens of ``messages`` as shown, in ``encoding`` (counted once per message)."""
         return self._core.total_token_count(encoding)
 
     def max_iterations_reached(self) -> bool:
+        """``iteration >= max_iterations``."""
         return self.iteration >= self.max_iterations
 
     # ---- anchors and the log -----------------------------------------------------------
@@ -240,6 +323,7 @@ class Context(CompactionMixin):
             self._publish(event)
 
     def add_anchor(self, name: str, msg_index: int, after_existing: bool = True) -> None:
+        """A new anchor at ``msg_index``; after anchors at that index, or before them."""
         self._core.add_anchor(name, msg_index, after_existing)
 
     def add_message(self, message: Message, *, source: str | None = None) -> None:
@@ -281,6 +365,7 @@ class Context(CompactionMixin):
         self._publish(self._core.log_event(name, payload))
 
     def replace_message(self, index: int, message: Message) -> None:
+        """``replace_message_range(index, index, message)``."""
         self.replace_message_range(index, index, message)
 
     def replace_message_range(self, first: int, last: int, message: Message) -> None:
@@ -299,6 +384,7 @@ class Context(CompactionMixin):
         self.add_messages(messages)
         self.add_usage(usage)
     def remove_message(self, index: int) -> None:
+        """``remove_message_range(index, index)``."""
         self.remove_message_range(index, index)
 
     def remove_message_range(self, first: int, last: int) -> None:
@@ -322,10 +408,20 @@ class Context(CompactionMixin):
         )
 
     def patch_dangling_tool_calls(self) -> None:
+        """Answer every call nothing answers with an interrupted result, after its turn."""
         for e in self._core.patch_dangling_tool_calls():
             self._publish(e)
 
+    def pending_tool_calls(self) -> list[ToolCall]:
+        """The calls still to run, oldest first: every call an assistant message made (a
+        ``tool_calls`` entry or a ``tool_use`` part) that no later tool message or
+        ``tool_result`` part answers, each a ``ToolCall`` with its arguments decoded. It reads
+        back from the end only to the last turn that left nothing unanswered (calls before a
+        turn the model completed are settled), so it costs the calls since then."""
+        return [ToolCall(*c) for c in self._core.pending_tool_calls()]
+
     def put_system_prompt_overlay(self, text: str | None) -> None:
+        """Show ``text`` after the leading system message (runtime, never logged); ``None`` clears it."""
         if text is not None and not isinstance(text, str):
             raise TypeError("the overlay must be a str or None")
         self._core.set_overlay(text)
@@ -339,28 +435,34 @@ class Context(CompactionMixin):
     # ---- runtime fields ----------------------------------------------------------------
 
     def add_tool_call(self, call: Any) -> None:
+        """Record a tool call in ``tool_calls``."""
         with self._lock:
             self.tool_calls.append(call)
 
     def add_usage(self, usage: Usage | Mapping[str, int]) -> None:
+        """Add counters to ``usage`` (a ``Usage`` or a mapping; missing keys count 0)."""
         u = usage if isinstance(usage, Usage) else Usage.from_mapping(usage)
         with self._lock:
             self.usage = self.usage + u
 
     def merge_deps(self, deps: Mapping[str, Any]) -> None:
+        """Merge into ``deps``; the new keys win."""
         with self._lock:
             self.deps = {**(self.deps or {}), **deps}
 
     def increment_iteration(self) -> None:
+        """Add 1 to ``iteration``."""
         with self._lock:
             self.iteration += 1
 
     def set_needs_response(self, value: bool) -> None:
+        """Set ``needs_response``."""
         if not isinstance(value, bool):
             raise TypeError("needs_response must be a bool")
         self.needs_response = value
 
     def to_run_context(self, sandbox: SandboxPolicy | None = None) -> RunContext:
+        """A ``RunContext`` for tools: a copy of ``deps`` and the sandbox policy."""
         return RunContext(dict(self.deps), sandbox=sandbox)
 
     # ---- forks and windows -------------------------------------------------------------
@@ -372,18 +474,22 @@ class Context(CompactionMixin):
         start: int | None = None,
         end: int | None = None,
     ) -> Context:
+        """A new context of the messages whose events fall in ``[start, end)`` of the log."""
         core = self._core.fork_insert_sequence(system_prompt_message, tool_definitions_message, start, end)
         return self._child(core)
 
     def rolling_sequence_window(self, count: int) -> Context | None:
+        """A new context of the last ``count`` messages and the special ones; ``None`` if that is all."""
         core = self._core.rolling_sequence_window(count)
         return None if core is None else self._child(core)
 
     def rolling_token_window(self, max_tokens: int, encoding: str = "cl100k_base") -> Context | None:
+        """The longest suffix that fits ``max_tokens`` with the special messages; ``None`` if all fits."""
         core = self._core.rolling_token_window(max_tokens, encoding)
         return None if core is None else self._child(core)
 
     def strip_thinking(self) -> Context:
+        """A new context without ``thinking`` parts (messages of only thinking are left out)."""
         return self._child(self._core.strip_thinking())
 
     # ---- persistence -------------------------------------------------------------------
@@ -404,11 +510,13 @@ class Context(CompactionMixin):
 
     @classmethod
     def deserialize(cls, data: Mapping[str, Any]) -> Context:
+        """The context a ``serialize()`` document (version 2, or 1) holds."""
         core, rt, _ = ContextCore.load_dict(data, True)
         return cls._from_loaded(core, rt, False)
 
     @classmethod
     def load_from_dict(cls, data: Mapping[str, Any]) -> Context:
+        """As ``deserialize``, and also the versionless layout of older files."""
         core, rt, versioned = ContextCore.load_dict(data, False)
         return cls._from_loaded(core, rt, not versioned)
 
@@ -418,6 +526,7 @@ class Context(CompactionMixin):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Context:
+        """Read a file ``save`` wrote (or any layout ``load_from_dict`` reads)."""
         where = os.fspath(path)
         core, rt, versioned = ContextCore.load_file(where)
         try:
@@ -427,6 +536,18 @@ class Context(CompactionMixin):
 
     def __repr__(self) -> str:
         return f"Context(id={self.id!r}, messages={len(self)}, events={self.next_seq})"
+
+    # ---- copies ------------------------------------------------------------------------
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """``pickle`` and ``copy.deepcopy``: rebuilt from ``serialize()``, every runtime field
+        (deps unredacted, callbacks, the overlay) carried as the object it is."""
+        return _copying.reduce(self)
+
+    def __copy__(self) -> Context:
+        """``copy.copy``: an independent context with the same id, log and fields; ``deps`` and
+        ``callbacks`` are new dicts holding the same values, as in a fork."""
+        return _copying.shallow_copy(self)
 
 
 _core_version = _core.__version__

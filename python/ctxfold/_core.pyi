@@ -3,7 +3,7 @@
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, Literal, Protocol, TypeAlias, final, overload
 
 from typing_extensions import disjoint_base
 
@@ -33,6 +33,8 @@ __all__ = [
     "context_savepoint",
     "context_rewind",
     "shown_tail",
+    "shown_range",
+    "write_file",
     "compaction_plan",
     "compaction_apply",
     "compaction_clear_tool_results",
@@ -243,6 +245,29 @@ def compaction_clear_tool_results(
 
 def compaction_records(core: ContextCore) -> list[tuple[int, int, int, dict[str, _JSON]]]:
     """``(seq, first, last, record)`` of each applied compaction, oldest first."""
+def write_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` by the one rule of writing a file (``Context.save``'s): a
+    regular or new file atomically (a replaced one keeps its mode), a symlink, FIFO or device
+    written through; a missing folder is a ``FileNotFoundError`` naming it."""
+
+def shown_range(core: ContextCore, start: int, stop: int) -> list[Message]:
+    """``messages[start:stop]`` (clamped), the same objects."""
+
+class _TextFactory(Protocol):
+    def __call__(self, text: str, **extra: _JSON) -> Part: ...
+
+class _TextFactoryOrField(Protocol):
+    """``Part.text``: on the class the factory (``Part.text("hi")``), on a part its text.
+
+    At run time a descriptor (``ctxfold._part``) whose class access gives the factory, so the
+    type also has the factory's ``__call__``: what stubtest sees on the class."""
+
+    def __call__(self, text: str, **extra: _JSON) -> Part: ...
+
+    @overload
+    def __get__(self, obj: None, owner: type[Part] | None = None, /) -> _TextFactory: ...
+    @overload
+    def __get__(self, obj: Part, owner: type[Part] | None = None, /) -> str: ...
 
 @final
 class Part:
@@ -250,32 +275,45 @@ class Part:
 
     def __new__(cls, type: str, **fields: _JSON) -> Part: ...
     # ``Part.text`` is the factory on the class and the ``text`` field on a part: see _part.py.
+    text: _TextFactoryOrField
+    """``Part.text(t, **extra)`` makes a text part; on a part, its text (``None`` if it has none)."""
     @staticmethod
-    def text(text: str, **extra: _JSON) -> Part: ...
+    def thinking(text: str, **extra: _JSON) -> Part:
+        """A ``thinking`` part; ``extra`` keeps provider fields such as ``signature``."""
     @staticmethod
-    def thinking(text: str, **extra: _JSON) -> Part: ...
+    def image(source: _JSON, **extra: _JSON) -> Part:
+        """An ``image`` part: ``source`` a URL string, ``{"url": …}`` or a base64 source."""
     @staticmethod
-    def image(source: _JSON, **extra: _JSON) -> Part: ...
+    def audio(source: _JSON, **extra: _JSON) -> Part:
+        """An ``audio`` part."""
     @staticmethod
-    def audio(source: _JSON, **extra: _JSON) -> Part: ...
+    def video(source: _JSON, **extra: _JSON) -> Part:
+        """A ``video`` part."""
     @staticmethod
-    def video(source: _JSON, **extra: _JSON) -> Part: ...
+    def file(source: _JSON, **extra: _JSON) -> Part:
+        """A ``file`` part (a document)."""
     @staticmethod
-    def file(source: _JSON, **extra: _JSON) -> Part: ...
+    def pdf(source: _JSON, **extra: _JSON) -> Part:
+        """A ``file`` part holding a PDF."""
     @staticmethod
-    def pdf(source: _JSON, **extra: _JSON) -> Part: ...
+    def tool_use(call_id: str, name: str, arguments: _JSON = None, **extra: _JSON) -> Part:
+        """A call the model made; ``arguments`` a dict or the exact JSON string."""
     @staticmethod
-    def tool_use(call_id: str, name: str, arguments: _JSON = None, **extra: _JSON) -> Part: ...
+    def tool_result(call_id: str, content: _JSON, **extra: _JSON) -> Part:
+        """The answer to call ``call_id``."""
     @staticmethod
-    def tool_result(call_id: str, content: _JSON, **extra: _JSON) -> Part: ...
+    def tool(name: str, description: str | None = None, parameters: _JSON = None, **extra: _JSON) -> Part:
+        """A tool definition: name, description and JSON Schema parameters."""
     @staticmethod
-    def tool(name: str, description: str | None = None, parameters: _JSON = None, **extra: _JSON) -> Part: ...
-    @staticmethod
-    def from_dict(d: Mapping[str, _JSON]) -> Part: ...
-    def to_dict(self) -> dict[str, _JSON]: ...
+    def from_dict(d: Mapping[str, _JSON]) -> Part:
+        """A part from its dict (a ``type`` and that type's fields)."""
+    def to_dict(self) -> dict[str, _JSON]:
+        """The part as a dict: every key it was given, in order."""
     @property
-    def type(self) -> str: ...
-    def get(self, key: str, default: _JSON = None) -> _JSON: ...
+    def type(self) -> str:
+        """The part's type: ``text``, ``thinking``, ``image``, ``tool_use``, …"""
+    def get(self, key: str, default: _JSON = None) -> _JSON:
+        """A field's value, or ``default``."""
     def __getitem__(self, key: str, /) -> _JSON: ...
     def __contains__(self, key: str, /) -> bool: ...
     # Any other field, or None (implemented as tp_getattro, which stubtest cannot see).
@@ -304,44 +342,68 @@ class Message:
         hook_ids: Iterable[str] | None = None,
     ) -> Message: ...
     @classmethod
-    def system(cls, content: _Content, **kw: Any) -> Message: ...
+    def system(cls, content: _Content, **kw: Any) -> Message:
+        """A system message; ``kw`` are the constructor's keyword fields."""
     @classmethod
-    def user(cls, content: _Content, **kw: Any) -> Message: ...
+    def developer(cls, content: _Content, **kw: Any) -> Message:
+        """A developer message: the application's instructions (OpenAI weighs them above the
+        user's; other providers take them as system text)."""
     @classmethod
-    def assistant(cls, content: _Content = None, **kw: Any) -> Message: ...
+    def user(cls, content: _Content, **kw: Any) -> Message:
+        """A user message; ``kw`` are the constructor's keyword fields."""
     @classmethod
-    def tool(cls, tool_call_id: str, result: _JSON, **kw: Any) -> Message: ...
+    def assistant(cls, content: _Content = None, **kw: Any) -> Message:
+        """An assistant message, with ``tool_calls=[...]`` when it calls tools."""
+    @classmethod
+    def tool(cls, tool_call_id: str, result: _JSON, **kw: Any) -> Message:
+        """The result of call ``tool_call_id``; a non-str result is kept as compact JSON."""
     @classmethod
     def create(
         cls, role: str, content_parts: Sequence[Part | Mapping[str, _JSON]], metadata: Mapping[str, _JSON] | None = None
-    ) -> Message: ...
+    ) -> Message:
+        """A message of ``role`` whose content is the given parts."""
     @classmethod
-    def from_dict(cls, d: Mapping[str, _JSON]) -> Message: ...
-    def to_dict(self) -> dict[str, _JSON]: ...
-    def replace(self, **changes: Any) -> Message: ...
-    def count_tokens(self, encoding: str = "cl100k_base") -> int: ...
+    def from_dict(cls, d: Mapping[str, _JSON]) -> Message:
+        """Read what ``to_dict`` writes, or any subset of it (``role`` required)."""
+    def to_dict(self) -> dict[str, _JSON]:
+        """Every field as JSON-compatible values; ``Message.from_dict`` reads it back exactly."""
+    def replace(self, **changes: Any) -> Message:
+        """A copy with the given fields changed (messages are immutable)."""
+    def count_tokens(self, encoding: str = "cl100k_base") -> int:
+        """This message's tokens in ``encoding``, counted once and cached."""
     @property
-    def role(self) -> str: ...
+    def role(self) -> str:
+        """``system``, ``developer``, ``user``, ``assistant`` or ``tool``."""
     @property
-    def content(self) -> str | list[Part] | None: ...
+    def content(self) -> str | list[Part] | None:
+        """Exactly what was given: a str, a list of parts, or ``None``."""
     @property
-    def parts(self) -> list[Part]: ...
+    def parts(self) -> list[Part]:
+        """The content as parts: a str is one text part, ``None`` none."""
     @property
-    def text(self) -> str: ...
+    def text(self) -> str:
+        """The text parts joined with no separator; ``""`` when there are none."""
     @property
-    def name(self) -> str | None: ...
+    def name(self) -> str | None:
+        """The author's or the tool's name, if given."""
     @property
-    def tool_calls(self) -> list[dict[str, _JSON]]: ...
+    def tool_calls(self) -> list[dict[str, _JSON]]:
+        """The calls an assistant message makes: dicts with ``id``, ``name``, ``arguments``."""
     @property
-    def tool_call_id(self) -> str | None: ...
+    def tool_call_id(self) -> str | None:
+        """For a tool message, the call it answers."""
     @property
-    def metadata(self) -> dict[str, _JSON]: ...
+    def metadata(self) -> dict[str, _JSON]:
+        """JSON-compatible data carried with the message (a copy)."""
     @property
-    def created_at(self) -> datetime: ...
+    def created_at(self) -> datetime:
+        """When the message was made (aware UTC, microseconds kept)."""
     @property
-    def id(self) -> str: ...
+    def id(self) -> str:
+        """The message's id (a uuid4 string unless given)."""
     @property
-    def hook_ids(self) -> tuple[str, ...]: ...
+    def hook_ids(self) -> tuple[str, ...]:
+        """The ids (``hook_id(name)``) of the hooks whose outputs this message shows."""
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
     def __lt__(self, value: object, /) -> bool: ...
@@ -359,7 +421,8 @@ class SystemPromptMessage(Message):
 
     def __new__(cls, role: str = "system", content: _Content = None, **kw: Any) -> SystemPromptMessage: ...
     @classmethod
-    def create(cls, static_text: str | None = None, hooks: Iterable[str] | None = None) -> Message: ...  # type: ignore[override]
+    def create(cls, static_text: str | None = None, hooks: Iterable[str] | None = None) -> Message:  # type: ignore[override]
+        """The system prompt: ``static_text`` plus the outputs bound to ``hooks``, resolved on read."""
 
 @final
 class ToolDefinitionsMessage(Message):
@@ -367,22 +430,28 @@ class ToolDefinitionsMessage(Message):
 
     def __new__(cls, role: str = "tool", content: _Content = None, **kw: Any) -> ToolDefinitionsMessage: ...
     @classmethod
-    def create(cls, hooks: Iterable[str] | None = None) -> Message: ...  # type: ignore[override]
+    def create(cls, hooks: Iterable[str] | None = None) -> Message:  # type: ignore[override]
+        """The tool definitions, filled from ``tool_list`` (and ``tool_filter``) when materialized."""
 
 @final
 class Event:
     """One entry of the log: ``seq``, ``type``, ``time``, ``data``; ``message`` for surface events."""
 
     @property
-    def seq(self) -> int: ...
+    def seq(self) -> int:
+        """The event's place in the log: 0, 1, 2, … never reused."""
     @property
-    def type(self) -> str: ...
+    def type(self) -> str:
+        """``user_message``, ``assistant_message``, ``tool_result``, ``system_message``, ``remove``, …"""
     @property
-    def time(self) -> datetime: ...
+    def time(self) -> datetime:
+        """When it happened (aware UTC); a surface event's is its message's ``created_at``."""
     @property
-    def data(self) -> dict[str, _JSON]: ...
+    def data(self) -> dict[str, _JSON]:
+        """The event's data: the op and positions, the message's dict, a ``source``."""
     @property
-    def message(self) -> Message | None: ...
+    def message(self) -> Message | None:
+        """The message of a surface event, else ``None``."""
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
     def __lt__(self, value: object, /) -> bool: ...
@@ -428,8 +497,11 @@ class ContextCore:
     def changed_since(self, seq: int) -> int: ...
     def log_event(self, kind: str, data: Mapping[str, _JSON]) -> Event: ...
     def patch_dangling_tool_calls(self) -> list[Event]: ...
+    def pending_tool_calls(self) -> list[tuple[str, str, dict[str, Any] | None, int, str | dict[str, Any] | None]]: ...
     def materialize(self, outputs: Mapping[str, str]) -> Event | None: ...
     def set_overlay(self, text: str | None) -> None: ...
+    def set_system_prompt(self, text: str | None) -> None: ...
+    def system_prompt(self) -> str | None: ...
     @property
     def overlay(self) -> str | None: ...
     def messages(self) -> list[Message]: ...

@@ -11,7 +11,7 @@ from typing import Any
 
 from ._console import note, print_stats, timed
 from ._context import Context
-from ._files import write_json_atomic
+from ._files import report, write_json
 from .errors import ContextError
 from .stores import Store
 
@@ -21,12 +21,15 @@ __all__ = ["add_store_parser", "demo_turns", "run_store"]
 def add_store_parser(sub: Any) -> None:
     s = sub.add_parser("store", help="list a store's contexts, show one, import files, export one",
                        description="With only URL: list the contexts, the most recently saved first. With ID: "
-                                   "that context, as `stats` shows a file. URL: sqlite:///path, a path, or "
-                                   "postgresql://…")
-    s.add_argument("url")
-    s.add_argument("id", nargs="?")
+                                   "that context, as the stats command shows a file. URL: sqlite:///path, a "
+                                   "path, or postgresql://…. Only --import creates a SQLite store that is not "
+                                   "there yet.")
+    s.add_argument("url", metavar="URL")
+    s.add_argument("id", nargs="?", metavar="ID")
     s.add_argument("--import", dest="imports", nargs="+", metavar="FILE", help="save context files into the store")
-    s.add_argument("--export", nargs=2, metavar=("ID", "FILE"), help="write one context as a version 2 file")
+    s.add_argument("--export", nargs=2, metavar=("ID", "FILE"),
+                   help="write one context as a version 2 file (into FILE if it is a folder; - for standard output)")
+    s.add_argument("--pretty", action="store_true", help="indent the JSON --export writes (2 spaces)")
     s.add_argument("--limit", type=int, default=100)
     s.add_argument("--offset", type=int, default=0)
     s.add_argument("--progress", action="store_true", help="show the import progress bar even when not on a terminal")
@@ -36,12 +39,21 @@ def run_store(a: argparse.Namespace) -> int:
     if sum(x is not None for x in (a.id, a.imports, a.export)) > 1:
         print("ctxfold: error: give one of ID, --import, --export", file=sys.stderr)
         return 2
+    absent = None if a.imports else _absent_sqlite(a.url)
+    if absent is not None:
+        # Reading a store that is not there finds nothing, and leaves no file or folder behind.
+        if a.id is None and a.export is None:
+            print(f"0 contexts: no store at {absent}")
+            return 0
+        print(f"ctxfold: error: no store at {absent}", file=sys.stderr)
+        return 1
     try:
         with Store(a.url) as store:
             if a.imports:
                 return _import(store, a.imports, a.progress or sys.stderr.isatty())
             if a.export:
-                _export(store, *a.export)
+                context_id, dst = a.export
+                _export(store, context_id, dst, pretty=a.pretty)
             elif a.id is not None:
                 _show(store, a.id)
             else:
@@ -53,6 +65,21 @@ def run_store(a: argparse.Namespace) -> int:
         print(f"ctxfold: error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _absent_sqlite(url: str) -> str | None:
+    """The file of a SQLite store URL (``sqlite:///path``, ``sqlite:path`` or a plain path) when
+    it does not exist; ``None`` for anything else, which ``Store`` itself judges."""
+    if url.startswith("sqlite:"):
+        path = url[len("sqlite:"):]
+        path = path[2:] if path.startswith("//") else path
+    elif "://" in url:
+        return None
+    else:
+        path = url
+    if path in ("", ":memory:") or os.path.exists(path):
+        return None
+    return os.path.abspath(path)
 
 
 def _list(store: Store, limit: int, offset: int) -> None:
@@ -73,16 +100,15 @@ def _show(store: Store, context_id: str) -> None:
     print(f"stored at seq {ctx.stored_seq:,} in {store.url}")
 
 
-def _export(store: Store, context_id: str, dst: str) -> None:
-    """Write the context as a version 2 file, atomically (a temporary file, then a rename);
+def _export(store: Store, context_id: str, dst: str, pretty: bool = False) -> None:
+    """Write the context as a version 2 file by the rule every command writes by (``_files``);
     into a folder, under the name ``ctx.save`` gives it."""
     ctx = store.load(context_id)
     if os.path.isdir(dst):
         path = ctx.save(dst)
     else:
-        path = dst
-        write_json_atomic(dst, ctx.serialize())
-    print(f"wrote {path}: {len(ctx):,} messages, {ctx.next_seq:,} events")
+        path = write_json(dst, ctx.serialize(), pretty=pretty)
+    report(dst, f"wrote {path}: {len(ctx):,} messages, {ctx.next_seq:,} events")
 
 
 class _Bar:
@@ -119,7 +145,8 @@ def _import(store: Store, files: list[str], progress: bool) -> int:
             store.save(ctx)
             events += ctx.next_seq
         except (ContextError, OSError, ValueError) as e:
-            failed.append(f"{f}: {e}")
+            # Most errors already name the file (a decode error's place, "no such file: …").
+            failed.append(str(e) if f in str(e) else f"{f}: {e}")
         done += size
     bar.show(done, len(files), "")
     bar.close()

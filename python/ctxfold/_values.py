@@ -16,12 +16,19 @@ class Usage:
     """Token and request counters. ``+`` adds field-wise; ``total_tokens`` is never recomputed."""
 
     requests: int = 0
+    """Model requests made."""
     tool_calls: int = 0
+    """Tool calls made."""
     input_tokens: int = 0
+    """Tokens sent to the model."""
     output_tokens: int = 0
+    """Tokens the model produced."""
     total_tokens: int = 0
+    """As the provider reported it (never recomputed)."""
     cache_creation_input_tokens: int = 0
+    """Input tokens written to the provider's prompt cache."""
     cache_read_input_tokens: int = 0
+    """Input tokens read from the provider's prompt cache."""
 
     def __add__(self, other: object) -> Usage:
         if not isinstance(other, Usage):
@@ -42,6 +49,7 @@ class Usage:
         return cls(**values)
 
     def to_dict(self) -> dict[str, int]:
+        """Every counter by name."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
@@ -50,6 +58,7 @@ class SandboxPolicy:
     """How much a tool may touch: ``read_only``, ``workspace_write`` or ``full_access``."""
 
     mode: str
+    """``read_only``, ``workspace_write`` or ``full_access``."""
 
     def __post_init__(self) -> None:
         if self.mode not in SANDBOX_MODES:
@@ -61,7 +70,9 @@ class RunContext:
     """What a tool sees of a run: the dependencies and the sandbox policy."""
 
     deps: dict[str, Any] = field(default_factory=dict)
+    """The run's dependencies (a copy of the context's ``deps``)."""
     sandbox: SandboxPolicy | None = None
+    """What the tools may touch, or ``None`` for no policy."""
 
     def __init__(self, deps: Mapping[str, Any] | None = None, *, sandbox: SandboxPolicy | None = None) -> None:
         self.deps = dict(deps or {})

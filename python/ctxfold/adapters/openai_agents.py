@@ -21,13 +21,15 @@ See ``docs/adapters.md``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import os
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 try:
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
     from agents.memory import SessionInputCallback
 
-    from ..stores import Store
+    from ..stores import AsyncStore, Store
 
 __all__ = ["ContextSession"]
 
@@ -63,20 +65,23 @@ class ContextSession:
     """The SDK's ``Session`` protocol over a ctxfold ``Context`` (``isinstance(s,
     agents.memory.Session)`` holds).
 
-    ``store``: ``None`` (in memory, private to this object), a ``ctxfold.Store``, or a store
-    URL / path (opened here and closed by ``close()``). ``session_settings``: a
+    ``store``: ``None`` (in memory, private to this object), a ``ctxfold.AsyncStore`` or a
+    store URL / path (opened here as an ``AsyncStore`` and closed by ``close()``), or a
+    ``ctxfold.Store`` (its blocking calls then run on worker threads). ``session_settings``: a
     ``SessionSettings`` or its dict; ``settings.limit`` is the default of ``get_items``.
     ``compaction``: a ``ctxfold.Compactor``; after ``add_items`` leaves the history over its
     budget, the oldest items are summarized (one replace event: the log keeps them).
     """
 
     session_id: str
+    """The session's id: the id of its context, in the store and in memory."""
     session_settings: SessionSettings | None
+    """The SDK's session settings (``limit`` caps what ``get_items`` returns)."""
 
     def __init__(
         self,
         session_id: str,
-        store: Store | str | os.PathLike[str] | None = None,
+        store: AsyncStore | Store | str | os.PathLike[str] | None = None,
         *,
         session_settings: SessionSettings | dict[str, Any] | None = None,
         compaction: Compactor | None = None,
@@ -84,13 +89,14 @@ class ContextSession:
         if compaction is not None and not isinstance(compaction, Compactor):
             raise TypeError(f"compaction must be a ctxfold.Compactor, got {type(compaction).__name__}")
         self.compaction = compaction
+        """The ``Compactor`` run after ``add_items`` leaves the history over its budget, or ``None``."""
         if not isinstance(session_id, str) or not session_id:
             raise ValueError("session_id must be a non-empty str")
         self.session_id = session_id
         self.session_settings = (
             coerce_session_settings(session_settings) if session_settings is not None else SessionSettings()
         )
-        self._log: _MemoryLog | _StoredLog = _MemoryLog(session_id) if store is None else _StoredLog(session_id, store)
+        self._log: _MemoryLog | _StoredLog | _AsyncStoredLog = _open_log(session_id, store)
         self._closed = False
 
     # ---- the Context behind the session ----------------------------------------------------
@@ -99,13 +105,15 @@ class ContextSession:
     def context(self) -> Context:
         """The Context holding the items, as of this session's last call (a stored session
         reads the store on its next call, not here). Window it, count it, export it with
-        ``ctxfold.formats``; ``messages[i]`` is item ``i`` of ``get_items()``."""
+        ``ctxfold.formats``; ``messages[i]`` is item ``i`` of ``get_items()``. A session on an
+        ``AsyncStore`` (or a URL) has read nothing before its first call: ``RuntimeError``
+        then, rather than an empty Context that is not the stored one."""
         return self._log.context()
 
     @property
-    def store(self) -> Store | None:
+    def store(self) -> AsyncStore | Store | None:
         """The store the items are saved to, or ``None`` in memory."""
-        return self._log.store if isinstance(self._log, _StoredLog) else None
+        return None if isinstance(self._log, _MemoryLog) else self._log.store
 
     # ---- the Session protocol --------------------------------------------------------------
 
@@ -194,6 +202,7 @@ def _messages(items: Sequence[Any]) -> list[Message]:
         raise TypeError(f"items must be a list of Responses input items, got {type(items).__name__}")
     if not items:
         return []
+    items = [_wrap_opaque(i) if _is_opaque(i) else i for i in items]
     messages = formats.from_openai_responses(items)
     if len(messages) != len(items):  # the format promises one message per item
         raise FormatError(f"{len(items)} items became {len(messages)} messages")
@@ -207,8 +216,22 @@ def _items(src: Context | list[Message]) -> list[TResponseInputItem]:
     whole Context is exported in Rust under one lock, without a Python list of its messages."""
     if isinstance(src, list) and not src:
         return []
-    items: list[TResponseInputItem] = formats.to_openai_responses(src, pair=False)["input"]
-    return items
+    items: list[Any] = formats.to_openai_responses(src, pair=False)["input"]
+    return [i["item"] if i.get("type") == _OPAQUE else i for i in items]
+
+
+# An item that is not a Responses item at all (no "type", no "role": an EncryptedSession
+# envelope, say) is kept opaque: wrapped in an item of a type of ours, which the format keeps
+# as an item it has no meaning for and gives back as it came, and unwrapped on the way out.
+_OPAQUE = "ctxfold_opaque_item"
+
+
+def _is_opaque(item: Any) -> bool:
+    return isinstance(item, dict) and "type" not in item and "role" not in item
+
+
+def _wrap_opaque(item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": _OPAQUE, "item": item}
 
 
 def _fitting_suffix(messages: list[Message], budget: int, encoding: str) -> int:
@@ -232,7 +255,7 @@ def _is_tool_result(m: Message) -> bool:
     return m.role == "tool" or any(p.type == "tool_result" for p in m.parts)
 
 
-async def _compact(log: _MemoryLog | _StoredLog, compactor: Compactor) -> None:
+async def _compact(log: _MemoryLog | _StoredLog | _AsyncStoredLog, compactor: Compactor) -> None:
     """Summarize the oldest items when the history is over the compactor's budget. The plan
     is made under the session's lock, the summarizer runs outside it (items may be added
     meanwhile), and the summary is applied as a compare-and-swap: a plan that went stale, or a
@@ -383,3 +406,116 @@ class _StoredLog:
     def close(self) -> None:
         if self._owned:
             self.store.close()
+
+
+def _open_log(session_id: str, store: Any) -> _MemoryLog | _StoredLog | _AsyncStoredLog:
+    from .. import AsyncStore, Store
+
+    if store is None:
+        return _MemoryLog(session_id)
+    if isinstance(store, Store):
+        return _StoredLog(session_id, store)
+    if isinstance(store, AsyncStore):
+        return _AsyncStoredLog(session_id, store, owned=False)
+    if isinstance(store, (str, os.PathLike)):
+        return _AsyncStoredLog(session_id, AsyncStore(store), owned=True)
+    raise TypeError(f"store must be a ctxfold.AsyncStore, a ctxfold.Store, a URL or a path, got {type(store).__name__}")
+
+
+class _AsyncStoredLog:
+    """The Context in a ``ctxfold.AsyncStore``: ``_StoredLog``'s rules (catch up, change,
+    save only the new events; a conflict rewinds, catches up and redoes the change) with the
+    store's coroutines, so the event loop never waits on the database."""
+
+    def __init__(self, session_id: str, store: AsyncStore, *, owned: bool) -> None:
+        self.store, self._owned = store, owned
+        self._id = session_id
+        self._ctx: Context | None = None  # loaded on first use
+        # One lock per event loop: an asyncio.Lock belongs to the loop it first waited in,
+        # and a session may outlive a loop (asyncio.run per call).
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._thread_lock = threading.Lock()
+
+    def _loop_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+    @contextlib.asynccontextmanager
+    async def _lock(self) -> AsyncIterator[None]:
+        """The session's calls in turn: the tasks of one loop on an asyncio lock, and loops in
+        other threads (a session shared by threads, each running its own loop) on a thread
+        lock, waited for on a worker thread so the loop is never blocked."""
+        async with self._loop_lock():
+            if not self._thread_lock.acquire(blocking=False):
+                waiting = asyncio.ensure_future(asyncio.to_thread(self._thread_lock.acquire))
+                try:
+                    await asyncio.shield(waiting)
+                except asyncio.CancelledError:
+                    # The wait goes on in its thread: release the lock once it is taken.
+                    waiting.add_done_callback(lambda t: self._thread_lock.release() if not t.cancelled() else None)
+                    raise
+            try:
+                yield
+            finally:
+                self._thread_lock.release()
+
+    def context(self) -> Context:
+        if self._ctx is None:
+            raise RuntimeError(f"session {self._id!r} has not read its store yet: await one of its calls "
+                               "(get_items()) first")
+        return self._ctx
+
+    async def _load(self) -> Context:
+        try:
+            return await self.store.load(self._id)
+        except KeyError:
+            return _new_context(self._id)
+
+    async def _caught_up(self) -> Context:
+        if self._ctx is None:
+            self._ctx = await self._load()
+        elif self._ctx.stored_seq is None:
+            if await self.store.head(self._id) is not None:
+                self._ctx = await self._load()
+        else:
+            try:
+                await self.store.refresh(self._ctx)
+            except ConflictError:
+                self._ctx = await self._load()
+        return self._ctx
+
+    async def read(self, op: Callable[[Context], _T]) -> _T:
+        async with self._lock():
+            return op(await self._caught_up())
+
+    async def _write(self, op: Callable[[Context], _T]) -> _T:
+        async with self._lock():
+            ctx = await self._caught_up()
+            for attempt in range(_MAX_ATTEMPTS):
+                point = ctx._savepoint()
+                try:
+                    result = op(ctx)
+                    if ctx.next_seq == point.seq:
+                        return result
+                    await self.store.save(ctx)
+                    return result
+                except ConflictError:
+                    ctx._rewind(point)
+                    ctx = await self._caught_up()
+                    await asyncio.sleep(random.uniform(0, 0.001 * min(attempt + 1, 20)))
+                except BaseException:
+                    self._ctx = None
+                    raise
+            raise ConflictError(f"session {self._id!r}: gave up after {_MAX_ATTEMPTS} conflicting writes")
+
+    async def write(self, op: Callable[[Context], _T]) -> _T:
+        # Shielded: a write once started runs to its end (a cancelled caller does not leave
+        # the session half-written); the lock orders the next call after it.
+        return await asyncio.shield(self._write(op))
+
+    def close(self) -> None:
+        if self._owned:
+            self.store._close_now()

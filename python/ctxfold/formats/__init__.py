@@ -11,23 +11,28 @@ LangChain and Pydantic AI need their frameworks' classes and live in ``_langchai
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from .. import _core
 from .._core import ContextCore, Message
 from ..errors import FormatError
+from ._requests import AnthropicRequest, OpenAIChatRequest, OpenAIResponsesRequest
 
 if TYPE_CHECKING:
     from .._context import Context
 
 __all__ = [
+    "AnthropicRequest",
     "FormatError",
+    "OpenAIChatRequest",
+    "OpenAIResponsesRequest",
     "from_anthropic",
     "from_langchain",
     "from_openai_chat",
     "from_openai_responses",
     "from_pydantic_ai",
     "to_anthropic",
+    "to_context",
     "to_langchain",
     "to_openai_chat",
     "to_openai_responses",
@@ -55,11 +60,11 @@ def _source(src: Source) -> ContextCore | list[Message]:
 # ---- OpenAI Chat Completions ---------------------------------------------------------------
 
 
-def to_openai_chat(src: Source, *, strict: bool = False) -> dict[str, Any]:
+def to_openai_chat(src: Source, *, strict: bool = False) -> OpenAIChatRequest:
     """``{"messages": [...], "tools": [...]}`` for ``client.chat.completions.create(**...)``;
     ``tools`` only when the source has tool definitions. ``strict=True``: a ``FormatError``
     listing every repair the request would need, instead of the repairs."""
-    return _core.format_export("openai_chat", _source(src), strict, False)
+    return cast(OpenAIChatRequest, _core.format_export("openai_chat", _source(src), strict, False))
 
 
 def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
@@ -72,7 +77,7 @@ def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
 
 def to_openai_responses(
     src: Source, *, strict: bool = False, instructions: bool = False, pair: bool = True
-) -> dict[str, Any]:
+) -> OpenAIResponsesRequest:
     """``{"input": [...], "tools": [...]}`` for ``client.responses.create(**...)``; with
     ``instructions=True`` the leading system and developer text goes to ``"instructions"``.
 
@@ -80,7 +85,7 @@ def to_openai_responses(
     it exports to, in order, a call still waiting for its output and an output without its
     call included, nothing added, dropped or renamed: the items a store of items gives back
     (``to_openai_responses(from_openai_responses(items), pair=False)["input"] == items``)."""
-    return _core.format_export("openai_responses", _source(src), strict, instructions, pair)
+    return cast(OpenAIResponsesRequest, _core.format_export("openai_responses", _source(src), strict, instructions, pair))
 
 
 def from_openai_responses(items: Iterable[Any]) -> list[Message]:
@@ -91,16 +96,28 @@ def from_openai_responses(items: Iterable[Any]) -> list[Message]:
 # ---- Anthropic Messages --------------------------------------------------------------------
 
 
-def to_anthropic(src: Source, *, strict: bool = False) -> dict[str, Any]:
+def to_anthropic(src: Source, *, strict: bool = False) -> AnthropicRequest:
     """``{"system": ..., "messages": [...], "tools": [...]}`` for ``client.messages.create``;
     ``system`` and ``tools`` only when there are some."""
-    return _core.format_export("anthropic", _source(src), strict, False)
+    return cast(AnthropicRequest, _core.format_export("anthropic", _source(src), strict, False))
 
 
 def from_anthropic(messages: Iterable[Any], system: Any = None) -> list[Message]:
     """Anthropic messages (and the top-level ``system``, a str or text blocks) as ctxfold
     messages; the system prompt becomes a leading system message."""
     return _core.format_import("anthropic", messages, system)
+
+
+# ---- a whole request ----------------------------------------------------------------------
+
+
+def to_context(request: Any, format: str) -> Context:
+    """A whole request (its keyword arguments) of ``format`` as a Context: messages, the
+    system prompt in its slot, ``tools`` in a ``ToolDefinitionsMessage``, the other keyword
+    arguments kept in a ``request_header`` event (``docs/formats.md``)."""
+    from ._request_in import to_context as f
+
+    return f(request, format)
 
 
 # ---- tools ---------------------------------------------------------------------------------

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 from .._console import note, timed, timed_turns
 from .._context import Context
-from .._core import Message
-from .._files import write_json_atomic
+from .._files import report, write_json
 from ..errors import FormatError
-from . import from_anthropic, from_openai_chat, from_openai_responses, to_anthropic, to_openai_chat, to_openai_responses
+from . import to_anthropic, to_context, to_openai_chat, to_openai_responses
+from ._request_in import a_request, looks_like_request
 
 FORMATS = ("openai_chat", "openai_responses", "anthropic")
 
 
-def export(ctx: Context, fmt: str) -> dict[str, Any]:
+def export(ctx: Context, fmt: str) -> Mapping[str, Any]:
     if fmt == "openai_chat":
         return to_openai_chat(ctx)
     if fmt == "openai_responses":
@@ -25,47 +26,59 @@ def export(ctx: Context, fmt: str) -> dict[str, Any]:
     return to_anthropic(ctx)
 
 
-def convert_to(fmt: str, src: str, dst: str) -> None:
+def load_context(src: str) -> Context:
+    """``Context.load(src)``, unless the file is a provider request: then a ``FormatError``
+    naming the format it looks like and the ``--from`` that reads it (nothing is written)."""
+    refuse_request(src)
+    return Context.load(src)
+
+
+def refuse_request(src: str) -> None:
+    try:
+        with open(src, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError, RecursionError):
+        return  # Context.load says what is wrong with it
+    fmt = looks_like_request(data)
+    if fmt is not None:
+        raise FormatError(f"{src} looks like {a_request(fmt)}, not a ctxfold file: read it with "
+                          f"`ctxfold convert --from {fmt} {src} OUT`")
+
+
+def convert_to(fmt: str, src: str, dst: str, pretty: bool = False) -> None:
     """A saved context → the request JSON (the keyword arguments) of ``fmt``."""
-    ctx = Context.load(src)
+    ctx = load_context(src)
     req = export(ctx, fmt)
-    write_json_atomic(dst, req)
+    where = write_json(dst, req, pretty=pretty)
     key = "input" if fmt == "openai_responses" else "messages"
-    print(f"wrote {dst}: {fmt} request, {len(req[key]):,} {key} from {len(ctx):,} messages")
+    report(dst, f"wrote {where}: {a_request(fmt)}, {len(req[key]):,} {key} from {len(ctx):,} messages")
 
 
-def request_messages(fmt: str, src: str) -> list[Message]:
-    """The messages of a request JSON of ``fmt`` (the keyword arguments, or just the list)."""
+def request_context(fmt: str, src: str) -> Context:
+    """A request JSON of ``fmt`` (the keyword arguments, or just the list of messages) as a
+    Context, through ``formats.to_context``: the tools and the other keyword arguments come
+    along."""
     with open(src, encoding="utf-8") as f:
         try:
             req = json.load(f)
         except json.JSONDecodeError as e:
             raise FormatError(f"{src}: not JSON: {e}") from None
+        except RecursionError:
+            raise FormatError(f"{src}: nested too deeply to read") from None
     key = "input" if fmt == "openai_responses" else "messages"
-    if isinstance(req, dict):
-        if key not in req:
-            raise FormatError(f"{src}: a {fmt} request needs {key!r}")
-        body = req[key]
-    else:
-        body = req
-    if fmt == "openai_chat":
-        return from_openai_chat(body)
-    if fmt == "openai_responses":
-        if isinstance(body, str):
-            body = [{"role": "user", "content": body}]
-        messages = from_openai_responses(body)
-        if isinstance(req, dict) and isinstance(req.get("instructions"), str):
-            messages = [*from_openai_responses([{"role": "system", "content": req["instructions"]}]), *messages]
-        return messages
-    return from_anthropic(body, system=req.get("system") if isinstance(req, dict) else None)
+    if not isinstance(req, dict):
+        req = {key: req}
+    elif key not in req:
+        raise FormatError(f"{src}: {a_request(fmt)} needs {key!r}")
+    return to_context(req, fmt)
 
 
-def convert_from(fmt: str, src: str, dst: str) -> None:
-    """A request JSON of ``fmt`` (the keyword arguments, or just the list) → a saved context
-    (version 2) at ``dst``."""
-    ctx = Context(messages=request_messages(fmt, src))
-    write_json_atomic(dst, ctx.serialize())
-    print(f"wrote {dst}: version 2, {len(ctx):,} messages from a {fmt} request")
+def convert_from(fmt: str, src: str, dst: str, pretty: bool = False) -> None:
+    """A request JSON of ``fmt`` → a saved context (version 2) at ``dst``."""
+    ctx = request_context(fmt, src)
+    where = write_json(dst, ctx.serialize(), pretty=pretty)
+    tools = " and its tools" if ctx.tool_definitions_message is not None else ""
+    report(dst, f"wrote {where}: version 2, {len(ctx):,} messages{tools} from {a_request(fmt)}")
 
 
 def demo_exports(ctx: Context) -> None:

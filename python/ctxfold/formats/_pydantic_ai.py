@@ -78,6 +78,19 @@ def _field_names(cls: type) -> frozenset[str]:
     return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
 
 
+# Pydantic AI's ``provider_name`` of a model whose signed thinking ctxfold sends as that
+# provider's format (its ``provider`` mark): the maker, kept across frameworks.
+_MAKERS = {"anthropic": "anthropic"}
+
+
+def _maker(rest: dict[str, Any]) -> str | None:
+    """The ctxfold format a Pydantic AI thinking part's fields (``_rest``) say made it: a
+    known ``provider_name`` with a string ``signature`` and nothing else."""
+    if set(rest) == {"signature", "provider_name"} and isinstance(rest["signature"], str):
+        return _MAKERS.get(rest["provider_name"])
+    return None
+
+
 def _rest(obj: Any, mapped: tuple[str, ...]) -> dict[str, Any]:
     """The fields of ``obj`` not in ``mapped`` whose value is not the default, as JSON (as its
     type adapter dumps them; what the adapter computes from the fields, such as a media
@@ -266,6 +279,13 @@ def _response_in(resp: Any, where: str) -> Message:
             parts.append({"type": "pydantic_ai", "part": _RESPONSE_PART.dump_python(part, mode="json")})
             continue
         rest = _rest(part, _MAPPED[cls])
+        if cls is pm.ThinkingPart and _maker(rest) is not None:
+            # Anthropic's signed thinking, carried by Pydantic AI: marked as Anthropic's, in its
+            # shape, so that it goes back to Anthropic (directly or through Pydantic AI) as is.
+            p["signature"] = rest["signature"]
+            p["provider"] = _maker(rest)
+            parts.append(p)
+            continue
         p.update(rest)  # id, signature, provider_name, provider_details, ... in place
         if cls is pm.ThinkingPart:
             p["provider"] = FORMAT
@@ -464,6 +484,12 @@ def _response_out(m: View) -> Any:
                 parts.append(_restore(pm.TextPart, {"content": text, "part_kind": "text"}, keys_of(p, ("type", "text"))))
             elif text:
                 parts.append(pm.TextPart(content=text))
+        elif t == "thinking" and own and p.get("provider") in _MAKERS.values() and isinstance(p.get("signature"), str):
+            # A maker's signed reasoning that came through Pydantic AI: back the same way.
+            text = p.get("text")
+            name = next(k for k, v in _MAKERS.items() if v == p.get("provider"))
+            parts.append(pm.ThinkingPart(content=text if isinstance(text, str) else "", signature=p.get("signature"),
+                                         provider_name=name))
         elif t == "thinking":
             if p.get("provider") != FORMAT:
                 continue  # another maker's reasoning (or nobody's): never sent, never as text

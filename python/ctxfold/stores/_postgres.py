@@ -199,6 +199,38 @@ class PostgresBackend:
 
         return self._run(op)
 
+    def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        # Without `before`, no bound on seq: a snapshot holds no event at or past its head
+        # (events and head are written in one transaction). A plain bound or none keeps the
+        # plan a backwards walk of the primary key: O(count).
+        bound, params = ("", (context_id, count)) if before is None else ("AND seq < %s ", (context_id, before, count))
+
+        def op(con: psycopg.Connection[Any]) -> Read | None:
+            with con.pipeline(), con.transaction():
+                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                head = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
+                events = con.execute(f"SELECT seq, data FROM ctxfold_events WHERE context_id = %s {bound}"
+                                     "ORDER BY seq DESC LIMIT %s", params)
+            row = head.fetchone()
+            if row is None:
+                return None
+            rows = events.fetchall()
+            rows.reverse()
+            return Read(head=int(row[0]), state=row[1], content=[], events=rows)
+
+        return self._run(op)
+
+    def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, str]]:
+        # starts_with, not a range: the order of text under the database's collation need not
+        # be byte order, so a range could miss ids.
+        if deps_key is None:
+            return self._run(lambda con: con.execute(
+                "SELECT id, state FROM ctxfold_contexts WHERE starts_with(id, %s)", (prefix,)).fetchall())
+        return self._run(lambda con: con.execute(
+            "SELECT id, CASE WHEN json_typeof(d -> %(k)s) = 'string' THEN d ->> %(k)s END "
+            "FROM (SELECT id, state::json -> 'deps' AS d FROM ctxfold_contexts WHERE starts_with(id, %(p)s)) s",
+            {"k": deps_key, "p": prefix}).fetchall())
+
     def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows = self._run(lambda con: con.execute(
             "SELECT id, created_at, updated_at, next_seq, message_count, agent_name, origin_context_id "

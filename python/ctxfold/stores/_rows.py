@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-__all__ = ["Backend", "Read", "StoredContext", "Write"]
+__all__ = ["Backend", "Read", "StoredContext", "StoredTail", "Write"]
 
 
 @dataclass(frozen=True)
@@ -15,12 +15,30 @@ class StoredContext:
     """One context as a store lists it (``Store.list``), without loading its events."""
 
     id: str
+    """The context's id."""
     created_at: datetime
+    """When the context was made (aware UTC)."""
     updated_at: datetime
+    """When it was last saved (aware UTC)."""
     next_seq: int
+    """How many of its events the store holds."""
     message_count: int
+    """How many messages its transcript shows."""
     agent_name: str | None
+    """The context's ``agent_name``."""
     origin_context_id: str | None
+    """The context it was forked or windowed from, if any."""
+
+
+@dataclass(frozen=True)
+class StoredTail:
+    """The end of a context's log as ``Store.tail`` reads it: the stored head (its
+    ``next_seq``), the persisted fields as saved, and the events read (JSON objects, oldest
+    first)."""
+
+    head: int
+    state: dict[str, Any]
+    events: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -75,6 +93,17 @@ class Backend(Protocol):
     def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
         """As ``read``, in one snapshot, with only the events from ``seq`` on and the content
         entries from place ``ord`` on."""
+        ...
+
+    def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        """In one snapshot: the head, the state, and the last ``count`` events below seq
+        ``before`` (below the head when ``None``), in seq order; no content entries."""
+        ...
+
+    def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, Any]]:
+        """(id, state text) of every context whose id starts with ``prefix``; with
+        ``deps_key``, (id, the value under that key of the state's deps, as the database's JSON
+        functions extract it: a string value as its text, a missing one as None)."""
         ...
 
     def list(self, limit: int, offset: int) -> list[StoredContext]: ...

@@ -67,6 +67,11 @@ def _iso(t: datetime) -> str:
     return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _json_path(deps_key: str) -> str:
+    """The JSON path of a deps key (the store accepts only keys of letters, digits and ``_``)."""
+    return f'$.deps."{deps_key}"'
+
+
 def _time(s: str) -> datetime:
     return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
 
@@ -192,6 +197,33 @@ class SQLiteBackend:
             return Read(head=int(row[0]), state=row[1], content=content, events=events)
 
         return self._run(op)
+
+    def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        def op(con: sqlite3.Connection) -> Read | None:
+            with self._transaction(con, "BEGIN"):
+                row = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = ?",
+                                  (context_id,)).fetchone()
+                if row is None:
+                    return None
+                below = int(row[0]) if before is None else before
+                # Walks the primary key (context, seq) backwards from `below`: O(count).
+                events = con.execute("SELECT seq, data FROM ctxfold_events WHERE context_id = ? AND seq < ? "
+                                     "ORDER BY seq DESC LIMIT ?", (context_id, below, count)).fetchall()
+            events.reverse()
+            return Read(head=int(row[0]), state=row[1], content=[], events=events)
+
+        return self._run(op)
+
+    def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, str]]:
+        # A range on the primary key (BINARY collation: byte order), so only the matching rows
+        # are read. The upper bound is the prefix with its last character raised by one.
+        column = "state" if deps_key is None else "json_extract(state, ?)"
+        params: list[str] = [] if deps_key is None else [_json_path(deps_key)]
+        where = ""
+        if prefix:
+            where = " WHERE id >= ? AND id < ?"
+            params += [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+        return self._run(lambda con: con.execute(f"SELECT id, {column} FROM ctxfold_contexts{where}", params).fetchall())
 
     def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows = self._run(lambda con: con.execute(

@@ -3,32 +3,44 @@ never rewritten. SQLite (the embedded default) or PostgreSQL (``ctxfold[postgres
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
-from types import SimpleNamespace, TracebackType
+from types import TracebackType
+from typing import Any
 
-from .. import _core, _runtime
 from .._context import Context
 from ..errors import ConflictError, DecodeError, StoreError
-from ._rows import Backend, StoredContext, Write
+from ._front import (
+    check_context,
+    check_id,
+    check_page,
+    conflict_message,
+    loaded,
+    refresh_apply,
+    refresh_from,
+    refresh_needed,
+    save_plan,
+    saved,
+)
+from ._rows import Backend, StoredContext, StoredTail
 
 __all__ = ["Store"]
 
 _POSTGRES = ("postgresql://", "postgres://")
 
 
-def _open(url: str | os.PathLike[str], durable: bool) -> tuple[str, Backend]:
-    """(the store's name, its backend) from a URL or a path."""
+def where(url: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """(the store's name, ``"postgres"`` or ``"sqlite"``, the connection URL or the file's
+    absolute path) from a store URL or a path."""
     if isinstance(url, os.PathLike):
         url = os.fspath(url)
     if not isinstance(url, str):
         raise TypeError(f"a store URL must be a str or a path, got {type(url).__name__}")
     if url.startswith(_POSTGRES):
-        from ._postgres import PostgresBackend
-
         # The name shown and used as the store's identity, without a password.
-        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url), PostgresBackend(url)
+        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url), "postgres", url
     if url.startswith("sqlite:"):
         path = url[len("sqlite:"):]
         if path.startswith("//"):  # sqlite:///abs/path, as file:///abs/path
@@ -39,14 +51,20 @@ def _open(url: str | os.PathLike[str], durable: bool) -> tuple[str, Backend]:
         path = url
     if path in ("", ":memory:"):
         raise ValueError("a SQLite store needs a file (each thread has its own connection)")
+    path = os.path.abspath(path)
+    return f"sqlite://{path}", "sqlite", path
+
+
+def _open(url: str | os.PathLike[str], durable: bool) -> tuple[str, Backend]:
+    """(the store's name, its backend) from a URL or a path."""
+    name, kind, target = where(url)
+    if kind == "postgres":
+        from ._postgres import PostgresBackend
+
+        return name, PostgresBackend(target)
     from ._sqlite import SQLiteBackend
 
-    path = os.path.abspath(path)
-    return f"sqlite://{path}", SQLiteBackend(path, durable=durable)
-
-
-def _text(column: str | bytes) -> str:
-    return column.decode() if isinstance(column, bytes) else column
+    return name, SQLiteBackend(target, durable=durable)
 
 
 class Store:
@@ -64,6 +82,7 @@ class Store:
 
     @property
     def url(self) -> str:
+        """The store's name: ``sqlite:///abs/path`` or the PostgreSQL URL without its password."""
         return self._name
 
     @property
@@ -77,36 +96,21 @@ class Store:
     def save(self, ctx: Context) -> None:
         """In one transaction, append the events the store lacks and write the context's
         state, if the store's head for ``ctx.id`` is ``ctx.stored_seq``; else
-        ``ConflictError`` and nothing written. Nothing new: nothing written."""
-        if not isinstance(ctx, Context):
-            raise TypeError(f"expected a Context, got {type(ctx).__name__}")
+        ``ConflictError`` and nothing written (a context deleted from the store since is a
+        conflict too). Nothing new: nothing written."""
+        check_context(ctx)
         # Held across the write, so that one Context saved from two threads is two saves in
         # turn, not a conflict with itself.
         with ctx._lock:
-            expected = ctx.stored_seq
-            head, count, state, events, content = _core.store_rows(ctx._core, expected, ctx._runtime())
-            if expected == head and ctx._stored_state == (self._name, state):
+            w = save_plan(self._name, ctx)
+            if w is None:
+                actual = self._db.head(ctx.id)
+                if actual != ctx.stored_seq:
+                    raise ConflictError(conflict_message(ctx.id, ctx.stored_seq, actual))
                 return
-            ok = self._db.append(Write(
-                id=ctx.id, expected=expected, head=head, state=state, created_at=ctx.created_at,
-                message_count=count, agent_name=ctx.agent_name, origin_context_id=ctx.origin_context_id,
-                events=events, content=content,
-            ))
-            if not ok:
-                raise ConflictError(self._conflict(ctx.id, expected))
-            ctx.stored_seq = head
-            ctx._stored_state = (self._name, state)
-
-    def _conflict(self, context_id: str, expected: int | None) -> str:
-        actual = self._db.head(context_id)
-        if expected is None:
-            return (f"context {context_id} is already in the store (at seq {actual}) and this one did not "
-                    "come from it: load it from the store, or give the new context another id")
-        if actual is None:
-            return (f"context {context_id} is not in the store, but ctx.stored_seq is {expected}: it was "
-                    "deleted, or saved to another store (set ctx.stored_seq = None to save it here anew)")
-        return (f"context {context_id}: the store is at seq {actual}, this context was saved or loaded at "
-                f"seq {expected}: another writer saved first; reload, redo the turn, save again")
+            if not self._db.append(w):
+                raise ConflictError(conflict_message(ctx.id, w.expected, self._db.head(ctx.id)))
+            saved(self._name, ctx, w)
 
     def delete(self, context_id: str) -> None:
         """Remove a context and all its events. Unknown id → ``KeyError``."""
@@ -118,26 +122,13 @@ class Store:
     def load(self, context_id: str) -> Context:
         """The context as saved, with ``stored_seq`` set. Unknown id → ``KeyError``; a
         corrupt row → ``DecodeError`` naming the context and seq."""
-        if not isinstance(context_id, str):
-            raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
-        r = self._db.read(context_id)
-        if r is None:
-            raise KeyError(context_id)
-        core, rt, versioned = _core.store_load(context_id, r.head, r.state, r.content, r.events)
-        try:
-            ctx = Context._from_loaded(core, rt, not versioned)
-        except DecodeError as e:
-            raise DecodeError(f"context {context_id}: {e}") from None
-        ctx.stored_seq = r.head
-        ctx._stored_state = (self._name, _text(r.state))
-        return ctx
+        check_id(context_id)
+        return loaded(self._name, context_id, self._db.read(context_id))
 
     def head(self, context_id: str) -> int | None:
         """The stored ``next_seq`` of a context (how many of its events the store holds), in
         one indexed read; ``None`` when the store does not hold it."""
-        if not isinstance(context_id, str):
-            raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
-        return self._db.head(context_id)
+        return self._db.head(check_id(context_id))
 
     def refresh(self, ctx: Context) -> int:
         """Bring ``ctx``, saved to or loaded from this store, up to what the store holds now:
@@ -150,54 +141,65 @@ class Store:
         this store, the stored context was deleted or is another one under the same id, or
         ``ctx`` holds unsaved events while the store moved on. A corrupt row → ``DecodeError``
         naming the context and seq. Whatever is raised, ``ctx`` is left as it was."""
-        if not isinstance(ctx, Context):
-            raise TypeError(f"expected a Context, got {type(ctx).__name__}")
+        check_context(ctx)
         with ctx._lock:
-            expected, stored = ctx.stored_seq, ctx._stored_state
-            if expected is None or stored is None or stored[0] != self._name:
-                raise ConflictError(f"context {ctx.id} was not saved to or loaded from {self._name}: load it "
-                                    "from the store instead")
-            peek = self._db.peek(ctx.id)
-            if peek is None:
-                raise ConflictError(f"context {ctx.id} is not in the store any more (deleted): nothing to "
-                                    "catch up with")
-            if peek[0] == expected and _text(peek[1]) == stored[1]:
+            if not refresh_needed(self._name, ctx, self._db.peek(ctx.id)):
                 return 0
-            if ctx.next_seq != expected:
-                raise ConflictError(f"context {ctx.id} holds unsaved events from seq {expected} on, and the "
-                                    f"store moved on (to seq {peek[0]}): reload and redo them, or rewind them")
-            # The last event both should share comes too: it is the test of lineage.
-            r = self._db.read_since(ctx.id, max(expected - 1, 0), len(ctx._core.content_map))
-            if r is None:
-                raise ConflictError(f"context {ctx.id} is not in the store any more (deleted)")
-            events = r.events
-            if expected > 0:
-                if r.head < expected or not events or events[0][0] != expected - 1 \
-                        or not _core.store_holds_event(ctx._core, expected - 1, events[0][1]):
-                    raise ConflictError(f"context {ctx.id}: the store holds another history under this id "
-                                        f"(its seq {expected - 1} is not this context's): it was deleted and "
-                                        "saved anew; load it again")
-                events = events[1:]
-            prepared = _core.store_refresh_prepare(ctx._core, r.head, r.state, r.content, events)
-            fields = SimpleNamespace()
-            try:
-                _runtime.load(fields, prepared.runtime, False)
-            except DecodeError as e:
-                raise DecodeError(f"context {ctx.id}: {e}") from None
-            applied = _core.store_refresh_apply(ctx._core, prepared)
-            for f in _runtime.PERSISTED:
-                setattr(ctx, f.name, getattr(fields, f.name))
-            ctx.stored_seq = r.head
-            ctx._stored_state = (self._name, _text(r.state))
-            return applied
+            seq, ord = refresh_from(ctx)
+            return refresh_apply(self._name, ctx, self._db.read_since(ctx.id, seq, ord))
 
-    def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
-        """The contexts, the most recently saved first."""
-        for name, v in (("limit", limit), ("offset", offset)):
+    def tail(self, context_id: str, count: int, *, before: int | None = None) -> StoredTail:
+        """The last ``count`` stored events of a context below seq ``before`` (below its head
+        when ``None``), read together with its head and persisted fields in one snapshot,
+        without loading the context: O(count) rows, whatever the context's length. Events are
+        their JSON objects as saved (the event layout of ``docs/format.md``), oldest first;
+        ``state`` is the context's persisted fields (``deps``, ``agent_name``, …) as saved.
+        Unknown id → ``KeyError``. For readers of a recent window (``docs/store.md``)."""
+        if not isinstance(context_id, str):
+            raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
+        for name, v in (("count", count), ("before", 0 if before is None else before)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError(f"{name} must be an int")
             if v < 0:
                 raise ValueError(f"{name} must be non-negative, got {v}")
+        r = self._db.tail(context_id, count, before)
+        if r is None:
+            raise KeyError(context_id)
+        try:
+            return StoredTail(head=r.head, state=json.loads(r.state),
+                              events=[json.loads(data) for _, data in r.events])
+        except ValueError as e:
+            raise DecodeError(f"context {context_id}: a stored row is not JSON: {e}") from None
+
+    def scan(self, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+        """(id, persisted fields) of every context whose id starts with ``prefix``, in no
+        particular order, without reading any event: for services that keep a family of
+        contexts under one id prefix and list them by their own fields. See
+        ``docs/store.md``."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"a prefix is a str, got {type(prefix).__name__}")
+        out = []
+        for context_id, state in self._db.scan(prefix, None):
+            try:
+                out.append((context_id, json.loads(state)))
+            except ValueError as e:
+                raise DecodeError(f"context {context_id}: its stored state is not JSON: {e}") from None
+        return out
+
+    def scan_deps(self, prefix: str, key: str) -> list[tuple[str, str | None]]:
+        """(id, ``deps[key]``) of every context whose id starts with ``prefix``, where that
+        value is a str (else ``None``; ``key``: letters, digits and ``_``), extracted by the database: the rest of each context's
+        fields is never decoded, so listing thousands costs little more than reading the
+        strings. See ``docs/store.md``."""
+        if not isinstance(prefix, str) or not isinstance(key, str):
+            raise TypeError("prefix and key are str")
+        if not re.fullmatch(r"\w+", key, re.ASCII):
+            raise ValueError(f"a deps key to scan is letters, digits and _, got {key!r}")
+        return [(cid, value if isinstance(value, str) else None) for cid, value in self._db.scan(prefix, key)]
+
+    def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
+        """The contexts, the most recently saved first."""
+        check_page(limit, offset)
         return self._db.list(limit, offset)
 
     def __contains__(self, context_id: object) -> bool:
@@ -206,6 +208,7 @@ class Store:
     # ---- lifetime ----------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the store's connections; later calls raise ``StoreError``. Closing twice is fine."""
         with self._close_lock:
             if not self._closed:
                 self._closed = True

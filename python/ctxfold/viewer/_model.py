@@ -56,13 +56,20 @@ class Compaction:
     record the event carries when it was written by a compaction, else ``None``."""
 
     seq: int
+    """The replace event's seq."""
     first: int
+    """The first position it shadowed, then."""
     last: int
+    """The last position it shadowed, then."""
     messages: int
+    """How many messages it stands for."""
     tokens: int
+    """Their tokens."""
     record: dict[str, Any] | None
+    """The compaction record the event carries, else ``None``."""
 
     def to_json(self) -> dict[str, int]:
+        """The JSON the viewer's page reads."""
         return {"seq": self.seq, "messages": self.messages, "tokens": self.tokens}
 
 
@@ -72,12 +79,18 @@ class Row:
     (the configured system prompt, or a leading system message the overlay adds)."""
 
     position: int | None
+    """The message's position in the fold, or ``None`` (shown, not in the fold)."""
     message: Message
+    """The message as shown."""
     seq: int | None
+    """The seq of the event that put it there, if any."""
     tokens: int
+    """Its tokens."""
     compaction: Compaction | None
+    """What it stands for, when it is a compaction's summary."""
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON the viewer's page reads."""
         m = self.message
         out = m.to_dict()
         out.update(position=self.position, text=m.text, parts=[p.to_dict() for p in m.parts], tokens=self.tokens,
@@ -90,14 +103,22 @@ class Transcript:
     """The transcript as shown at ``seq`` (a page of it in ``rows``)."""
 
     context_id: str
+    """The context's id."""
     seq: int
+    """The seq it is shown at."""
     next_seq: int
+    """The context's ``next_seq``."""
     message_count: int
+    """How many messages are shown at ``seq``."""
     total_tokens: int
+    """Their tokens."""
     offset: int
+    """The position of the first row of this page."""
     rows: list[Row]
+    """The page's rows."""
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON the viewer's page reads."""
         return {"id": self.context_id, "next_seq": self.next_seq, "seq": self.seq, "message_count": self.message_count,
                 "total_tokens": self.total_tokens, "messages": [r.to_json() for r in self.rows]}
 
@@ -110,15 +131,24 @@ class Window:
     tokens (``window`` is ``False`` when everything fits)."""
 
     budget: int
+    """The token budget."""
     encoding: str
+    """The encoding tokens are counted in."""
     window: bool
+    """``False`` when everything fits."""
     start: int
+    """The first kept row."""
     specials: list[int]
+    """The rows before ``start`` kept all the same (the special messages)."""
     kept: int
+    """How many messages the window keeps."""
     tokens: int
+    """Their tokens."""
     rows: int
+    """How many rows are shown."""
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON the viewer's page reads."""
         return {"budget": self.budget, "encoding": self.encoding, "window": self.window, "start": self.start,
                 "specials": self.specials, "kept": self.kept, "tokens": self.tokens, "message_count": self.rows}
 
@@ -129,12 +159,18 @@ class Diff:
     still there, the same objects, at ``b``; the rest of each side is what changed."""
 
     a: int
+    """The earlier seq."""
     b: int
+    """The later seq."""
     unchanged: int
+    """How many leading messages are the same objects."""
     a_count: int
+    """Messages shown at ``a``."""
     b_count: int
+    """Messages shown at ``b``."""
 
     def to_json(self) -> dict[str, int]:
+        """The JSON the viewer's page reads."""
         return {"from": self.a, "to": self.b, "unchanged": self.unchanged, "from_count": self.a_count,
                 "to_count": self.b_count}
 
@@ -154,9 +190,11 @@ class ContextView:
     once and kept: the shown transcript of the last few seqs, each replace's originals."""
 
     KEEP_SEQS = 6
+    """How many seqs' shown transcripts are kept."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        """The context viewed."""
         self._lock = threading.RLock()
         self._events: list[Event] = []
         self._origin: dict[int, int] = {}  # id(logged message) -> its event's seq
@@ -191,9 +229,11 @@ class ContextView:
 
     @property
     def next_seq(self) -> int:
+        """The context's ``next_seq``."""
         return self.ctx.next_seq
 
     def check_seq(self, seq: int | None) -> int:
+        """``seq`` checked against the log (``None``: the head); ``IndexError`` outside it."""
         head = self.ctx.next_seq
         if seq is None:
             return head
@@ -225,6 +265,7 @@ class ContextView:
         return list(self._at(self.check_seq(seq)).messages)
 
     def total_tokens(self, seq: int, encoding: str) -> int:
+        """Tokens of the transcript shown at ``seq``."""
         s = self._at(seq)
         total = s.totals.get(encoding)
         if total is None:

@@ -28,13 +28,20 @@ class ContextSummary:
     """One context as the list shows it."""
 
     id: str
+    """The context's id."""
     created_at: datetime
+    """When it was made (aware UTC)."""
     updated_at: datetime
+    """When it was last saved (aware UTC)."""
     next_seq: int
+    """How many events it holds."""
     message_count: int
+    """How many messages it shows."""
     agent_name: str | None
+    """Its ``agent_name``."""
 
     def to_json(self) -> dict[str, object]:
+        """The JSON the viewer's page reads."""
         return {"id": self.id, "created_at": _iso(self.created_at), "updated_at": _iso(self.updated_at),
                 "next_seq": self.next_seq, "message_count": self.message_count, "agent_name": self.agent_name}
 
@@ -53,6 +60,7 @@ class Source(ABC):
     the loaded context (``KeyError`` for an unknown id)."""
 
     name: str
+    """What the source is, as the page names it (a file, a folder or a store)."""
 
     @abstractmethod
     def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[ContextSummary], int]:
@@ -166,9 +174,9 @@ def open_source(source: str, request_format: str | None = None) -> Source:
     if request_format is not None:
         if request_format not in REQUEST_FORMATS:
             raise ValueError(f"unknown request format {request_format!r}: one of {', '.join(REQUEST_FORMATS)}")
-        from ..formats._cli import request_messages
+        from ..formats._cli import request_context
 
-        ctx = Context(messages=request_messages(request_format, source))
+        ctx = request_context(request_format, source)
         return OneContext(source, ctx, datetime.fromtimestamp(os.path.getmtime(source), timezone.utc))
     if source.startswith(_STORE_PREFIXES) or _is_sqlite(source):
         return StoreSource(source)

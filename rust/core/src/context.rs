@@ -42,6 +42,9 @@ pub struct Context<H> {
     /// hook id → sha256 hex of its current text.
     pub(crate) bindings: IndexMap<String, String>,
     pub(crate) overlay: Option<String>,
+    /// The agent's configured system prompt (a runtime field): shown as a leading system
+    /// message when the transcript has none. Never logged, not a position.
+    pub(crate) system_prompt: Option<String>,
     /// Resolved dynamic messages by seq, and the overlaid leading message; cleared whenever
     /// what they derive from changes.
     pub(crate) resolved: HashMap<u32, H>,
@@ -124,6 +127,7 @@ impl<H: MessageHandle> Context<H> {
             content_map: IndexMap::new(),
             bindings: IndexMap::new(),
             overlay: None,
+            system_prompt: None,
             resolved: HashMap::new(),
             shown_head: None,
             hooked: HookedSeqs::default(),
@@ -195,6 +199,23 @@ impl<H: MessageHandle> Context<H> {
 
     pub fn set_overlay(&mut self, overlay: Option<String>) {
         self.overlay = overlay;
+        self.shown_head = None;
+    }
+
+    /// The configured system prompt, as set.
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.system_prompt.as_deref()
+    }
+
+    /// The configured system prompt when it is shown at all (set and not empty).
+    pub(crate) fn shown_prompt(&self) -> Option<&str> {
+        self.system_prompt.as_deref().filter(|t| !t.is_empty())
+    }
+
+    /// Set the configured system prompt, shown when the transcript does not lead with a
+    /// system message of its own (`None` or `""`: nothing shown).
+    pub fn set_system_prompt(&mut self, text: Option<String>) {
+        self.system_prompt = text;
         self.shown_head = None;
     }
 

@@ -120,16 +120,30 @@ impl<H: MessageHandle> Context<H> {
             }
         }
         let mut bound = Map::new();
+        let mut rebound = std::collections::HashSet::new();
         for (name, text) in outputs {
             let hash = sha256_hex(text);
             self.content_map.insert(hash.clone(), text.clone());
-            self.bindings.insert(hook_id(name), hash.clone());
+            let hook = hook_id(name);
+            if self.bindings.get(&hook) != Some(&hash) {
+                rebound.insert(hook.clone());
+            }
+            self.bindings.insert(hook, hash.clone());
             bound.insert(name.clone(), Value::String(hash));
         }
         let mut data = Map::new();
         data.insert("bindings".into(), Value::Object(bound));
         let seq = self.push_materialize(data)?.seq;
-        self.forget_derived();
+        // Only messages carrying a hook bound to another text resolve anew; the others keep
+        // their resolved objects, so a caller still holds what `messages` shows.
+        let events = &self.events;
+        self.resolved
+            .retain(|&s, _| match &events[s as usize].message {
+                Some(h) => !h.message().hook_ids.iter().any(|k| rebound.contains(k)),
+                None => false,
+            });
+        self.shown_head = None;
+        self.transcript.forget_sums();
         Ok(Some(seq))
     }
 

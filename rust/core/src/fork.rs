@@ -14,6 +14,7 @@ impl<H: MessageHandle> Context<H> {
         child.content_map = self.content_map.clone();
         child.bindings = self.bindings.clone();
         child.overlay = self.overlay.clone();
+        child.system_prompt = self.system_prompt.clone();
         child.origin_context_id = Some(self.id.clone());
         self.children.push(child.id.clone());
         child

@@ -57,12 +57,22 @@ impl<H: MessageHandle> Context<H> {
             }
             Some(t)
         };
-        let t = fold.as_ref().unwrap_or(&self.transcript);
-        Ok(t.iter()
+        let seqs: Vec<u32> = fold.as_ref().unwrap_or(&self.transcript).iter().collect();
+        Ok(seqs
+            .into_iter()
             .map(|s| {
                 let h = self.handle(s);
                 if !self.hooked.contains(s) {
                     return h.clone();
+                }
+                // Resolved as now (its hooks bound to the same texts): the very object
+                // `messages` shows, so a prefix `changed_since` vouches for is `is`-identical.
+                if h.message()
+                    .hook_ids
+                    .iter()
+                    .all(|k| bindings.get(k) == self.bindings.get(k))
+                {
+                    return self.resolved(s);
                 }
                 self.resolve_with(&bindings, h.message())
                     .map_or_else(|| h.clone(), H::wrap)

@@ -17,6 +17,7 @@ pub mod json;
 pub mod log;
 pub mod memory;
 pub mod message;
+pub mod pending;
 pub mod redact;
 pub mod savepoint;
 pub mod time;

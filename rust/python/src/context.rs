@@ -336,6 +336,35 @@ impl ContextCore {
             .collect())
     }
 
+    /// The calls still to run, as `(id, name, arguments, message_index, raw_arguments)`
+    /// (`arguments`: the decoded dict, or `None` for a string that is not a JSON object).
+    fn pending_tool_calls<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let calls = self.lock(py).pending_tool_calls();
+        calls
+            .iter()
+            .map(|c| {
+                let args = match &c.arguments {
+                    Some(a) => map_to_py(py, a)?.into_any(),
+                    None => py.None().into_bound(py),
+                };
+                let raw = match &c.raw_arguments {
+                    Some(v) => convert::to_py(py, v)?,
+                    None => py.None().into_bound(py),
+                };
+                PyTuple::new(
+                    py,
+                    [
+                        c.id.as_str().into_pyobject(py)?.into_any(),
+                        c.name.as_str().into_pyobject(py)?.into_any(),
+                        args,
+                        c.message_index.into_pyobject(py)?.into_any(),
+                        raw,
+                    ],
+                )
+            })
+            .collect()
+    }
+
     fn materialize(
         &self,
         py: Python<'_>,
@@ -360,6 +389,16 @@ impl ContextCore {
     fn set_overlay(&self, py: Python<'_>, text: Option<String>) {
         self.lock(py).set_overlay(text);
     }
+    /// The configured system prompt, shown when the transcript has no leading system message.
+    #[pyo3(signature = (text))]
+    fn set_system_prompt(&self, py: Python<'_>, text: Option<String>) {
+        self.lock(py).set_system_prompt(text);
+    }
+
+    fn system_prompt(&self, py: Python<'_>) -> Option<String> {
+        self.lock(py).system_prompt().map(str::to_string)
+    }
+
     #[getter]
     fn overlay(&self, py: Python<'_>) -> Option<String> {
         self.lock(py).overlay().map(str::to_string)

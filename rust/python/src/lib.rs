@@ -6,6 +6,7 @@ mod context;
 mod convert;
 mod errors;
 mod export_cache;
+mod files;
 mod formats;
 mod message;
 mod part;
@@ -152,6 +153,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store::context_savepoint, m)?)?;
     m.add_function(wrap_pyfunction!(store::context_rewind, m)?)?;
     m.add_function(wrap_pyfunction!(tail::shown_tail, m)?)?;
+    m.add_function(wrap_pyfunction!(tail::shown_range, m)?)?;
+    m.add_function(wrap_pyfunction!(files::write_file, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction::compaction_apply, m)?)?;
     m.add_function(wrap_pyfunction!(

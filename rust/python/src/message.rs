@@ -182,6 +182,19 @@ impl PyMessage {
         message_from_rust(py, build("system", Some(content), Kind::Plain, fields)?)
     }
 
+    /// A developer message: instructions from the application, which providers that know the
+    /// role weigh above the user's (OpenAI), and others take as a system message.
+    #[classmethod]
+    #[pyo3(signature = (content, **fields))]
+    fn developer(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        content: ContentArg,
+        fields: Option<FieldsArg>,
+    ) -> PyResult<Py<PyMessage>> {
+        message_from_rust(py, build("developer", Some(content), Kind::Plain, fields)?)
+    }
+
     #[classmethod]
     #[pyo3(signature = (content, **fields))]
     fn user(

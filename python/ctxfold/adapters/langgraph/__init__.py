@@ -69,6 +69,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         self._own_store = store is not None and not isinstance(store, Store)
         self.store: Store | None = Store(store) if store is not None and not isinstance(store, Store) else store
+        """The store the checkpoints are kept in, or ``None`` (in memory)."""
         # The checkpoint rows go into the store's own database, on connections of their own.
         backend: Any = self.store._db if self.store is not None else None
         if backend is None:
@@ -327,31 +328,39 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._call(self._prune, thread_ids, strategy)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """``get_tuple``, for async graphs (the work runs on a worker thread)."""
         return await self._off(self._get_tuple, config)
 
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
+        """``list``, for async graphs."""
         for t in await self._off(self._list, config, filter, before, limit):
             yield t
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
+        """``put``, for async graphs."""
         return await self._off(self._put, config, checkpoint, metadata, new_versions)
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
+        """``put_writes``, for async graphs."""
         await self._off(self._put_writes, config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
+        """``delete_thread``, for async graphs."""
         await self._off(self._delete_thread, thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """``delete_for_runs``, for async graphs."""
         await self._off(self._delete_for_runs, run_ids)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """``copy_thread``, for async graphs."""
         await self._off(self._copy_thread, source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``prune``, for async graphs."""
         await self._off(self._prune, thread_ids, strategy)
 
     def __repr__(self) -> str:

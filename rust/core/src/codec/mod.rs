@@ -4,6 +4,7 @@
 
 mod legacy;
 mod message_in;
+pub mod out;
 mod read;
 pub mod refresh;
 pub mod rows;
@@ -115,16 +116,12 @@ pub fn check_file_id(id: &str) -> Result<()> {
     }
 }
 
-fn io(path: &Path, e: std::io::Error) -> Error {
-    Error::io(path, &e)
-}
-
 /// Remove the temporary files that writers of `dir/name` left when they were killed
 /// mid-save (`.<name>.<pid>.<uuid>.tmp`), so a crash loop cannot fill the disk. A file whose
 /// writer may still be alive is never touched: this process's own, and any whose process
 /// exists (on Unix, asked with `kill(pid, 0)`; elsewhere, where that cannot be asked cheaply,
 /// only files untouched for a day count as dead).
-fn remove_dead_writers_litter(dir: &Path, name: &str) {
+pub(crate) fn remove_dead_writers_litter(dir: &Path, name: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -168,39 +165,14 @@ fn writer_is_dead(_pid: u32, entry: &std::fs::DirEntry) -> bool {
         .is_some_and(|age| age > std::time::Duration::from_secs(24 * 3600))
 }
 
-/// Write `dir/name` atomically, the content streamed by `write` (no copy of the file in
-/// memory): a temporary file in the same folder, flushed and fsynced, renamed over the target,
-/// then the folder fsynced. On any error the temporary file is removed and the target is
-/// untouched.
+/// Write `dir/name` (the folder created if missing) by the one rule of `out`: atomically for a
+/// regular file, written through for a link, a FIFO or a device.
 pub fn write_atomic_with(
     dir: &Path,
     name: &str,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    remove_dead_writers_litter(dir, name);
-    let target = dir.join(name);
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        crate::message::new_id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        write(&mut f)?;
-        let f = f.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &target)?;
-        // Make the rename itself durable. Opening a folder is not possible everywhere
-        // (Windows), where the rename is what we can do.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(&target, e));
-    }
-    Ok(target)
+    // The folder first, so that a file in its place is the error about the folder.
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, &e))?;
+    out::write_file_with(&dir.join(name), true, Box::new(write))
 }

@@ -24,10 +24,14 @@ impl<H: MessageHandle> Context<H> {
         r
     }
 
-    /// The leading message as shown when an overlay is set: the leading system message with
-    /// the overlay appended, or a new system message. `None` without an overlay.
+    /// The leading message as shown, when it is not the transcript's own: the leading system
+    /// message with the overlay appended, or — when the transcript does not lead with a
+    /// system message — a new one holding the configured system prompt and the overlay. The
+    /// flag says whether it stands for the transcript's head. `None` when neither applies.
     pub(crate) fn overlay_head(&mut self) -> Option<(bool, H)> {
-        let overlay = self.overlay.clone()?;
+        if self.overlay.is_none() && self.shown_prompt().is_none() {
+            return None;
+        }
         let head_seq = self.transcript.get(0);
         let key = head_seq.unwrap_or(u32::MAX);
         let head = head_seq.map(|s| self.resolved(s));
@@ -40,17 +44,27 @@ impl<H: MessageHandle> Context<H> {
             }
         }
         let m = match &head {
-            Some(h) if replaces_head => with_overlay(h.message(), &overlay),
+            Some(h) if replaces_head => with_overlay(h.message(), self.overlay.as_deref()?),
             _ => {
                 let at = head
                     .as_ref()
                     .map_or(self.created_at, |h| h.message().created_at);
-                overlay_message(&overlay, at, &self.id)
+                overlay_message(&self.lead_text()?, at, &self.id)
             }
         };
         let h = H::wrap(m);
         self.shown_head = Some((key, h.clone()));
         Some((replaces_head, h))
+    }
+
+    /// The text of the system message shown before a transcript that does not lead with one:
+    /// the configured system prompt, then the overlay, joined by a blank line.
+    pub(crate) fn lead_text(&self) -> Option<String> {
+        match (self.shown_prompt(), self.overlay.as_deref()) {
+            (Some(p), Some(o)) => Some(format!("{p}\n\n{o}")),
+            (Some(t), None) | (None, Some(t)) => Some(t.to_string()),
+            (None, None) => None,
+        }
     }
 
     /// `messages`: the fold with dynamic messages resolved and the overlay applied.
@@ -114,9 +128,19 @@ impl<H: MessageHandle> Context<H> {
     /// The last `k` messages of `messages` (all of them when there are fewer), the same
     /// objects, without building the rest: O(log n) to find the start, then O(k).
     pub fn shown_tail(&mut self, k: usize) -> Vec<H> {
+        let shown = self.shown_len();
+        self.shown_range(shown.saturating_sub(k), shown)
+    }
+
+    /// `messages[start..stop]` (clamped to what is shown), the same objects, without building
+    /// the rest: O(log n) to find the start, then O(stop - start).
+    pub fn shown_range(&mut self, start: usize, stop: usize) -> Vec<H> {
         let head = self.overlay_head();
         let shown = self.len() + usize::from(matches!(head, Some((false, _))));
-        let start = shown.saturating_sub(k);
+        let stop = stop.min(shown);
+        if start >= stop {
+            return Vec::new();
+        }
         // (transcript position of the first kept message after the lead, the lead)
         let (first, lead) = match head {
             Some((false, h)) if start == 0 => (0, Some(h)),
@@ -124,8 +148,9 @@ impl<H: MessageHandle> Context<H> {
             Some((true, h)) if start == 0 => (1, Some(h)),
             _ => (start, None),
         };
-        let seqs: Vec<u32> = self.transcript.iter_from(first).collect();
-        let mut out = Vec::with_capacity(shown - start);
+        let take = stop - start - usize::from(lead.is_some());
+        let seqs: Vec<u32> = self.transcript.iter_from(first).take(take).collect();
+        let mut out = Vec::with_capacity(stop - start);
         out.extend(lead);
         for s in seqs {
             out.push(self.resolved(s));
@@ -142,7 +167,11 @@ impl<H: MessageHandle> Context<H> {
 
     pub fn last_shown(&mut self) -> Option<H> {
         match self.transcript.get(self.len().wrapping_sub(1)) {
-            Some(s) if self.len() > 1 || self.overlay.is_none() => Some(self.resolved(s)),
+            Some(s)
+                if self.len() > 1 || (self.overlay.is_none() && self.shown_prompt().is_none()) =>
+            {
+                Some(self.resolved(s))
+            }
             _ => self.messages().pop(),
         }
     }

@@ -280,10 +280,21 @@ fn user_block(p: &Part, own: bool) -> Option<J<'_>> {
             }
             Some(block(p, "text", &[], TEXT_KEYS, own).done())
         }
-        "image" => {
-            p.get("source")?.as_object()?;
-            Some(block(p, "image", &[], &["source", "cache_control"], own).done())
-        }
+        "image" | "image_url" => match super::media::image_source(p)? {
+            // A source in the canonical shape goes as it is (Anthropic's own shape).
+            std::borrow::Cow::Borrowed(_) if part_type(p) == Some("image") => {
+                Some(block(p, "image", &[], &["source", "cache_control"], own).done())
+            }
+            source => {
+                let mut o = J::obj()
+                    .put("type", J::Lit("image"))
+                    .put("source", J::Owned(source.into_owned()));
+                if let Some(c) = p.get("cache_control") {
+                    o.push("cache_control", J::Val(c));
+                }
+                Some(o.done())
+            }
+        },
         "file" | "pdf" => {
             p.get("source")?.as_object()?;
             Some(

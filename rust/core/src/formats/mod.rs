@@ -9,6 +9,7 @@
 
 pub mod anthropic;
 pub mod interop;
+pub mod media;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod out;
@@ -17,7 +18,7 @@ pub mod response;
 pub mod tools;
 
 use crate::error::{Error, Result};
-use crate::message::Message;
+use crate::message::{Kind, Message, Role};
 pub use out::J;
 use serde_json::Value;
 
@@ -101,12 +102,21 @@ pub fn export<'a>(format: Format, messages: &[&'a Message], opts: ExportOptions)
 }
 
 /// Messages from a request's messages (`system`: Anthropic's top-level system prompt).
+/// A leading system or developer message (Anthropic's `system`) is the request's system
+/// prompt: a `SystemPromptMessage`, which a Context seeded with it keeps in its
+/// `system_prompt` slot, so windows carry it.
 pub fn import(format: Format, data: &Value, system: Option<&Value>) -> Result<Vec<Message>> {
-    match format {
+    let mut out = match format {
         Format::OpenAiChat => openai_chat::import(data),
         Format::OpenAiResponses => openai_responses::import(data),
         Format::Anthropic => anthropic::import(data, system),
+    }?;
+    if let Some(first) = out.first_mut() {
+        if matches!(first.role, Role::System | Role::Developer) {
+            first.kind = Kind::SystemPrompt;
+        }
     }
+    Ok(out)
 }
 
 /// The messages of the list an importer of `f` takes, each read by `one` with its place

@@ -261,10 +261,10 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
         return None;
     }
     match ty {
-        "image" => {
-            let url = source_url(p.get("source")?)?;
+        "image" | "image_url" => {
+            let url = source_url(super::media::image_source(p)?.as_ref())?;
             let mut inner = J::obj().put("url", J::String(url));
-            if let Some(d) = p.get("detail") {
+            if let Some(d) = super::media::image_detail(p) {
                 inner.push("detail", J::Val(d));
             }
             Some(

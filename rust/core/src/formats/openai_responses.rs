@@ -258,16 +258,19 @@ fn input_parts<'a>(parts: impl Iterator<Item = &'a Part>, own: bool) -> Vec<J<'a
 pub fn input_part(p: &Part, own: bool) -> Option<J<'_>> {
     match part_type(p)? {
         "text" => Some(block(p, "input_text", &[], &["text"], own).done()),
-        "image" => {
-            let s = p.get("source")?.as_object()?;
+        "image" | "image_url" => {
+            let source = super::media::image_source(p)?;
+            let s = source.as_object()?;
             let mut o = J::obj().put("type", J::Lit("input_image"));
             match s.get("type").and_then(Value::as_str)? {
-                "file" => o.push("file_id", J::Val(s.get("file_id")?)),
-                _ => o.push("image_url", J::String(source_url(p.get("source")?)?)),
+                "file" => o.push("file_id", J::Owned(s.get("file_id")?.clone())),
+                _ => o.push("image_url", J::String(source_url(&source)?)),
             }
             o.push(
                 "detail",
-                p.get("detail").map(J::Val).unwrap_or(J::Lit("auto")),
+                super::media::image_detail(p)
+                    .map(J::Val)
+                    .unwrap_or(J::Lit("auto")),
             );
             Some(o.done())
         }

@@ -103,7 +103,8 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
 }
 
 /// OpenAI's usage, Chat's and Responses' alike but for the key names: `[input, output,
-/// details]` (the details hold `cached_tokens`, the cache reads). A missing total is the sum.
+/// details]` (the details hold `cached_tokens`, the cache reads, and `cache_write_tokens`, the
+/// tokens written to the cache). A missing total is the sum.
 fn openai_usage(o: &Map<String, Value>, [input, output, details]: [&str; 3]) -> UsageDelta {
     let u = o.get("usage").unwrap_or(&Value::Null);
     let i = count(u.get(input));
@@ -120,6 +121,10 @@ fn openai_usage(o: &Map<String, Value>, [input, output, details]: [&str; 3]) -> 
         (
             "cache_read_input_tokens",
             count(at_path(u, &[details, "cached_tokens"])),
+        ),
+        (
+            "cache_creation_input_tokens",
+            count(at_path(u, &[details, "cache_write_tokens"])),
         ),
     ]
 }

@@ -103,6 +103,16 @@ impl Message {
                 .map(|i| i as u32),
         }
     }
+
+    /// The tool name of the call written at `at` ("" when it has none).
+    pub fn call_name(&self, at: At) -> &str {
+        self.call_at(at).name()
+    }
+
+    /// The arguments of the call written at `at`, as given: a dict, a JSON string, or none.
+    pub fn call_arguments(&self, at: At) -> Option<&Value> {
+        self.call_at(at).arguments()
+    }
 }
 
 /// The call id of a `tool_use` part (`None`: it makes no call), or the one a `tool_result`

@@ -61,9 +61,9 @@ impl<H: MessageHandle> Context<H> {
     /// `head` (`None`: the child is empty): appended to a leading system message, or a
     /// message of its own before anything else.
     fn child_overlay_cost(&mut self, head: Option<usize>, enc: Encoding) -> Result<u64> {
-        let Some(overlay) = self.overlay.clone() else {
+        if self.overlay.is_none() && self.shown_prompt().is_none() {
             return Ok(0);
-        };
+        }
         if head == Some(0) {
             // The parent's own shown head: cached, and counted once.
             let (delta, prepended) = self.overlay_cost(enc)?;
@@ -71,11 +71,17 @@ impl<H: MessageHandle> Context<H> {
         }
         let shown = head.map(|p| self.resolved(self.transcript.get(p).expect("in range")));
         match shown {
-            Some(h) if h.message().role == Role::System => {
-                let with = message_tokens(&with_overlay(h.message(), &overlay), enc)?;
-                Ok(with.saturating_sub(message_tokens(h.message(), enc)?))
-            }
-            _ => message_tokens(&overlay_message(&overlay, 0, ""), enc),
+            Some(h) if h.message().role == Role::System => match self.overlay.clone() {
+                Some(overlay) => {
+                    let with = message_tokens(&with_overlay(h.message(), &overlay), enc)?;
+                    Ok(with.saturating_sub(message_tokens(h.message(), enc)?))
+                }
+                None => Ok(0),
+            },
+            _ => match self.lead_text() {
+                Some(text) => message_tokens(&overlay_message(&text, 0, ""), enc),
+                None => Ok(0),
+            },
         }
     }
 

@@ -163,6 +163,9 @@ pub struct Row {
     unanswering: bool,
     /// A tool message whose content holds more than text.
     pub media: bool,
+    /// A message that only answers calls: a tool message, or a user message of nothing but
+    /// `tool_result` parts. A run of them after a turn is where that turn's answers belong.
+    answers_only: bool,
 }
 
 pub struct Plan<'a> {
@@ -293,6 +296,8 @@ pub fn plan_with<'a>(
             role: m.role,
             unanswering: m.role == Role::Tool && m.tool_call_id.is_none(),
             media: m.role == Role::Tool && has_media(&m.content),
+            answers_only: m.role == Role::Tool
+                || (m.role == Role::User && only_results(&m.content)),
         });
     }
     let n = msgs.len();
@@ -443,7 +448,13 @@ const AHEAD: usize = 8;
 /// An answer is in place when only tool messages (and, last, the user message holding it)
 /// stand between the end of its turn and it.
 fn in_place(rows: &[Row], turn_end: usize, at: usize) -> bool {
-    rows[turn_end..at].iter().all(|r| r.role == Role::Tool)
+    rows[turn_end..at].iter().all(|r| r.answers_only)
+}
+
+/// Whether content is a non-empty list of `tool_result` parts and nothing else.
+fn only_results(c: &Content) -> bool {
+    matches!(c, Content::Parts(parts) if !parts.is_empty()
+        && parts.iter().all(|p| part_type(p) == Some("tool_result")))
 }
 
 /// Whether a message's content holds more than text (what a Chat `tool` message cannot take).

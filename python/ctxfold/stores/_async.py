@@ -1,0 +1,262 @@
+"""``ctxfold.AsyncStore``: the ``Store``'s methods as coroutines, for an agent that runs in an
+event loop. PostgreSQL goes through psycopg's async connections; SQLite, whose driver blocks,
+runs on a worker thread of the store's own. Either way the loop never waits on the database.
+The steps around the database calls are the ones ``Store`` takes (``_front``), so both stores
+write the same rows and refuse the same conflicts, and one database may be used by both."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from types import TracebackType
+from typing import Any, Protocol, TypeVar
+
+from .._context import Context
+from ..errors import ConflictError, StoreError
+from ._front import (
+    check_context,
+    check_id,
+    check_page,
+    conflict_message,
+    loaded,
+    refresh_apply,
+    refresh_from,
+    refresh_needed,
+    save_plan,
+    saved,
+)
+from ._rows import Read, StoredContext, Write
+from ._store import where
+
+__all__ = ["AsyncStore"]
+
+T = TypeVar("T")
+
+
+class _AsyncBackend(Protocol):
+    async def open(self) -> None: ...
+    async def append(self, w: Write) -> bool: ...
+    async def head(self, context_id: str) -> int | None: ...
+    async def peek(self, context_id: str) -> tuple[int, str] | None: ...
+    async def read(self, context_id: str) -> Read | None: ...
+    async def read_since(self, context_id: str, seq: int, ord: int) -> Read | None: ...
+    async def list(self, limit: int, offset: int) -> list[StoredContext]: ...
+    async def contains(self, context_id: str) -> bool: ...
+    async def delete(self, context_id: str) -> bool: ...
+    async def close(self) -> None: ...
+    def close_now(self) -> None: ...
+
+
+class _ThreadedSQLite:
+    """The blocking SQLite backend on one worker thread of this store's: the file is opened
+    there (on first use) and every statement runs there, one call at a time (SQLite has one
+    writer per file anyway)."""
+
+    def __init__(self, path: str, durable: bool) -> None:
+        self._path, self._durable = path, durable
+        self._backend: Any = None
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxfold-sqlite")
+
+    def _db(self) -> Any:
+        if self._backend is None:
+            from ._sqlite import SQLiteBackend
+
+            self._backend = SQLiteBackend(self._path, durable=self._durable)
+        return self._backend
+
+    async def _call(self, name: str, *args: Any) -> Any:
+        def op() -> Any:
+            return getattr(self._db(), name)(*args)
+
+        return await asyncio.get_running_loop().run_in_executor(self._worker, op)
+
+    async def open(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._worker, self._db)
+
+    async def append(self, w: Write) -> bool:
+        ok: bool = await self._call("append", w)
+        return ok
+
+    async def head(self, context_id: str) -> int | None:
+        h: int | None = await self._call("head", context_id)
+        return h
+
+    async def peek(self, context_id: str) -> tuple[int, str] | None:
+        p: tuple[int, str] | None = await self._call("peek", context_id)
+        return p
+
+    async def read(self, context_id: str) -> Read | None:
+        r: Read | None = await self._call("read", context_id)
+        return r
+
+    async def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
+        r: Read | None = await self._call("read_since", context_id, seq, ord)
+        return r
+
+    async def list(self, limit: int, offset: int) -> list[StoredContext]:
+        rows: list[StoredContext] = await self._call("list", limit, offset)
+        return rows
+
+    async def contains(self, context_id: str) -> bool:
+        return await self.head(context_id) is not None
+
+    async def delete(self, context_id: str) -> bool:
+        ok: bool = await self._call("delete", context_id)
+        return ok
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.close_now)
+
+    def close_now(self) -> None:
+        # After the calls already queued: the worker runs them in order.
+        self._worker.shutdown(wait=True)
+        if self._backend is not None:
+            self._backend.close()
+
+
+class AsyncStore:
+    """``Store`` with coroutines: ``await store.save(ctx)``, ``await store.load(id)``, … —
+    the same methods, arguments, results and errors. An async context manager::
+
+        async with ctxfold.AsyncStore("postgresql://…") as store:
+            await store.save(ctx)
+
+    ``AsyncStore("sqlite:///path/sessions.db")`` (or a plain path) runs SQLite on a worker
+    thread of the store's own; ``AsyncStore("postgresql://…")`` uses psycopg's async
+    connections (``ctxfold[postgres]``), one per task at a time, pooled. Nothing is opened
+    until the first call (or ``async with``). A ``Store`` and an ``AsyncStore`` on the same
+    database are one store: a context saved through one may be loaded, refreshed and saved
+    again through the other.
+
+    Saving one Context from two tasks at once saves in turn, as ``Store`` does for threads. A
+    save whose caller is cancelled runs to its end (the context then knows what was stored)."""
+
+    def __init__(self, url: str | os.PathLike[str], *, durable: bool = False) -> None:
+        self._name, kind, target = where(url)
+        self._backend: _AsyncBackend
+        if kind == "postgres":
+            from ._postgres_async import AsyncPostgresBackend
+
+            self._backend = AsyncPostgresBackend(target, self._name)
+        else:
+            self._backend = _ThreadedSQLite(target, durable)
+        self._closed = False
+        # Per Context: its save lock, and the event loop that lock belongs to.
+        self._saving: weakref.WeakKeyDictionary[Context, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = \
+            weakref.WeakKeyDictionary()
+
+    @property
+    def url(self) -> str:
+        """The store's URL, without a password (the same as ``Store(url).url``)."""
+        return self._name
+
+    @property
+    def _db(self) -> _AsyncBackend:
+        if self._closed:
+            raise StoreError(f"{self._name}: the store is closed")
+        return self._backend
+
+    # ---- writing -----------------------------------------------------------------------
+
+    async def save(self, ctx: Context) -> None:
+        """As ``Store.save``: append the events the store lacks and write the context's state
+        in one transaction, if the store's head for ``ctx.id`` is ``ctx.stored_seq``; else
+        ``ConflictError`` and nothing written."""
+        check_context(ctx)
+        db = self._db
+        loop = asyncio.get_running_loop()
+        entry = self._saving.get(ctx)
+        if entry is None or entry[0] is not loop:  # an asyncio.Lock belongs to one loop
+            entry = self._saving[ctx] = (loop, asyncio.Lock())
+        async with entry[1]:
+            with ctx._lock:
+                w = save_plan(self._name, ctx)
+            if w is None:
+                actual = await db.head(ctx.id)
+                if actual != ctx.stored_seq:
+                    raise ConflictError(conflict_message(ctx.id, ctx.stored_seq, actual))
+                return
+
+            async def write(w: Write) -> bool:
+                ok = await db.append(w)
+                if ok:
+                    saved(self._name, ctx, w)
+                return ok
+
+            # Shielded: once the write is sent, the context learns its outcome even if the
+            # caller is cancelled, so it never believes less (or more) is stored than is.
+            if not await asyncio.shield(write(w)):
+                raise ConflictError(conflict_message(ctx.id, w.expected, await db.head(ctx.id)))
+
+    async def delete(self, context_id: str) -> None:
+        """Remove a context and all its events. Unknown id → ``KeyError``."""
+        if not await self._db.delete(check_id(context_id)):
+            raise KeyError(context_id)
+
+    # ---- reading -----------------------------------------------------------------------
+
+    async def load(self, context_id: str) -> Context:
+        """As ``Store.load``: the context as saved, with ``stored_seq`` set. Unknown id →
+        ``KeyError``; a corrupt row → ``DecodeError`` naming the context and seq."""
+        return loaded(self._name, context_id, await self._db.read(check_id(context_id)))
+
+    async def head(self, context_id: str) -> int | None:
+        """As ``Store.head``: the stored ``next_seq`` of a context, ``None`` when absent."""
+        return await self._db.head(check_id(context_id))
+
+    async def refresh(self, ctx: Context) -> int:
+        """As ``Store.refresh``: apply the events other writers saved since
+        ``ctx.stored_seq``; return how many. ``ConflictError`` when the store cannot catch
+        ``ctx`` up; whatever is raised, ``ctx`` is left as it was."""
+        check_context(ctx)
+        db = self._db
+        if not refresh_needed(self._name, ctx, await db.peek(ctx.id)):
+            return 0
+        seq, ord = refresh_from(ctx)
+        expected = ctx.stored_seq
+        r = await db.read_since(ctx.id, seq, ord)
+        with ctx._lock:
+            if ctx.stored_seq != expected or ctx.next_seq != expected:
+                raise ConflictError(f"context {ctx.id} changed while it was being refreshed: refresh again")
+            return refresh_apply(self._name, ctx, r)
+
+    async def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
+        """The contexts, the most recently saved first."""
+        check_page(limit, offset)
+        return await self._db.list(limit, offset)
+
+    async def contains(self, context_id: str) -> bool:
+        """``context_id in store``, as a coroutine."""
+        return isinstance(context_id, str) and await self._db.contains(context_id)
+
+    # ---- lifetime ----------------------------------------------------------------------
+
+    async def open(self) -> AsyncStore:
+        """Connect now (creating or checking the schema) rather than on the first call."""
+        await self._db.open()
+        return self
+
+    async def close(self) -> None:
+        """Close the store's connections (or its worker thread). Closing twice is harmless."""
+        if not self._closed:
+            self._closed = True
+            await self._backend.close()
+
+    def _close_now(self) -> None:
+        """``close`` for a caller outside any event loop (a blocking ``close()``)."""
+        if not self._closed:
+            self._closed = True
+            self._backend.close_now()
+
+    async def __aenter__(self) -> AsyncStore:
+        return await self.open()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncStore({self._name!r})"

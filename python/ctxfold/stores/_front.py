@@ -1,0 +1,147 @@
+"""The steps of a store call that do not touch the database, shared by ``Store`` (blocking)
+and ``AsyncStore`` (coroutines): what a save writes, what a refused save tells the user, how a
+load's rows become a Context, and the checks of a refresh. Each store runs the database reads
+and writes between these steps in its own way."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from .. import _core, _runtime
+from .._context import Context
+from ..errors import ConflictError, DecodeError
+from ._rows import Read, Write
+
+__all__ = [
+    "check_context",
+    "check_id",
+    "check_page",
+    "conflict_message",
+    "loaded",
+    "refresh_apply",
+    "refresh_from",
+    "refresh_needed",
+    "save_plan",
+    "saved",
+]
+
+
+def text(column: str | bytes) -> str:
+    return column.decode() if isinstance(column, bytes) else column
+
+
+def check_context(ctx: object) -> Context:
+    if not isinstance(ctx, Context):
+        raise TypeError(f"expected a Context, got {type(ctx).__name__}")
+    return ctx
+
+
+def check_id(context_id: object) -> str:
+    if not isinstance(context_id, str):
+        raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
+    return context_id
+
+
+def check_page(limit: object, offset: object) -> None:
+    for name, v in (("limit", limit), ("offset", offset)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name} must be an int")
+        if v < 0:
+            raise ValueError(f"{name} must be non-negative, got {v}")
+
+
+def save_plan(store: str, ctx: Context) -> Write | None:
+    """The write a save of ``ctx`` makes, or ``None`` when the store already holds all of it
+    (the caller then checks that the store's head is still ``ctx.stored_seq``: a context
+    deleted, or moved on by another writer, since is a conflict even with nothing new)."""
+    expected = ctx.stored_seq
+    head, count, state, events, content = _core.store_rows(ctx._core, expected, ctx._runtime())
+    if expected == head and ctx._stored_state == (store, state):
+        return None
+    return Write(
+        id=ctx.id, expected=expected, head=head, state=state, created_at=ctx.created_at,
+        message_count=count, agent_name=ctx.agent_name, origin_context_id=ctx.origin_context_id,
+        events=events, content=content,
+    )
+
+
+def saved(store: str, ctx: Context, w: Write) -> None:
+    ctx.stored_seq = w.head
+    ctx._stored_state = (store, w.state)
+
+
+def conflict_message(context_id: str, expected: int | None, actual: int | None) -> str:
+    """Why a save whose context was at ``expected`` was refused by a store at ``actual``."""
+    if expected is None:
+        return (f"context {context_id} is already in the store (at seq {actual}) and this one did not "
+                "come from it: load it from the store, or give the new context another id")
+    if actual is None:
+        return (f"context {context_id} is not in the store, but ctx.stored_seq is {expected}: it was "
+                "deleted, or saved to another store (set ctx.stored_seq = None to save it here anew)")
+    return (f"context {context_id}: the store is at seq {actual}, this context was saved or loaded at "
+            f"seq {expected}: another writer saved first; reload, redo the turn, save again")
+
+
+def loaded(store: str, context_id: str, r: Read | None) -> Context:
+    """The Context a load's rows hold; ``KeyError`` when there were none."""
+    if r is None:
+        raise KeyError(context_id)
+    core, rt, versioned = _core.store_load(context_id, r.head, r.state, r.content, r.events)
+    try:
+        ctx = Context._from_loaded(core, rt, not versioned)
+    except DecodeError as e:
+        raise DecodeError(f"context {context_id}: {e}") from None
+    ctx.stored_seq = r.head
+    ctx._stored_state = (store, text(r.state))
+    return ctx
+
+
+def refresh_needed(store: str, ctx: Context, peek: tuple[int, str] | None) -> bool:
+    """Whether a refresh of ``ctx`` has events to read, given the store's (head, state) for
+    it; ``ConflictError`` when the store cannot catch ``ctx`` up."""
+    expected, stored = ctx.stored_seq, ctx._stored_state
+    if expected is None or stored is None or stored[0] != store:
+        raise ConflictError(f"context {ctx.id} was not saved to or loaded from {store}: load it "
+                            "from the store instead")
+    if peek is None:
+        raise ConflictError(f"context {ctx.id} is not in the store any more (deleted): nothing to "
+                            "catch up with")
+    if peek[0] == expected and text(peek[1]) == stored[1]:
+        return False
+    if ctx.next_seq != expected:
+        raise ConflictError(f"context {ctx.id} holds unsaved events from seq {expected} on, and the "
+                            f"store moved on (to seq {peek[0]}): load it again with store.load and redo them")
+    return True
+
+
+def refresh_from(ctx: Context) -> tuple[int, int]:
+    """(seq, content place) a refresh reads from: the last event both should share comes too,
+    as the test of lineage."""
+    return max((ctx.stored_seq or 0) - 1, 0), len(ctx._core.content_map)
+
+
+def refresh_apply(store: str, ctx: Context, r: Read | None) -> int:
+    """Apply what a refresh read (``refresh_from`` on); how many events were applied."""
+    expected = ctx.stored_seq or 0
+    if r is None:
+        raise ConflictError(f"context {ctx.id} is not in the store any more (deleted)")
+    events = r.events
+    if expected > 0:
+        if r.head < expected or not events or events[0][0] != expected - 1 \
+                or not _core.store_holds_event(ctx._core, expected - 1, events[0][1]):
+            raise ConflictError(f"context {ctx.id}: the store holds another history under this id "
+                                f"(its seq {expected - 1} is not this context's): it was deleted and "
+                                "saved anew; load it again")
+        events = events[1:]
+    prepared = _core.store_refresh_prepare(ctx._core, r.head, r.state, r.content, events)
+    fields = SimpleNamespace()
+    try:
+        _runtime.load(fields, prepared.runtime, False)
+    except DecodeError as e:
+        raise DecodeError(f"context {ctx.id}: {e}") from None
+    applied: int = _core.store_refresh_apply(ctx._core, prepared)
+    for f in _runtime.PERSISTED:
+        setattr(ctx, f.name, getattr(fields, f.name))
+    ctx.stored_seq = r.head
+    ctx._stored_state = (store, text(r.state))
+    return applied
