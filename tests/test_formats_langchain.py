@@ -283,7 +283,11 @@ def test_pairing_repairs_and_strict():
     with pytest.raises(FormatError) as e:
         formats.to_langchain(msgs, strict=True)
     s = str(e.value)
-    assert "3 repairs" in s and "'a'" in s and "moved" in s and "'zzz'" in s
+    assert "3 repairs" in s and '"a"' in s and "moved" in s and '"zzz"' in s
+    # the repairs are the core's: word for word what the JSON exporters report
+    with pytest.raises(FormatError) as chat:
+        formats.to_openai_chat(msgs, strict=True)
+    assert str(chat.value) == s
     assert formats.to_langchain(msgs[:2] + [Message.tool("a", "x"), Message.tool("b", "y")], strict=True)
 
 

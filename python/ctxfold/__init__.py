@@ -13,6 +13,9 @@ from ._core import (
     __version__,
     count_text,
     encodings,
+    export_cache_clear,
+    export_cache_mode,
+    export_cache_usage,
     hook_id,
 )
 from ._part import install_text_descriptor as _install_text_descriptor
@@ -49,5 +52,8 @@ __all__ = [
     "__version__",
     "count_text",
     "encodings",
+    "export_cache_clear",
+    "export_cache_mode",
+    "export_cache_usage",
     "hook_id",
 ]

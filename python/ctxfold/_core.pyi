@@ -3,7 +3,7 @@
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, final, overload
+from typing import Any, Literal, Protocol, TypeAlias, final, overload
 
 from typing_extensions import disjoint_base
 
@@ -43,6 +43,15 @@ __all__ = [
     "format_import",
     "format_response",
     "format_tool_list",
+    "format_plan",
+    "FormatPlan",
+    "PlanCall",
+    "PlanAnswer",
+    "INTERRUPTED",
+    "is_json",
+    "export_cache_mode",
+    "export_cache_usage",
+    "export_cache_clear",
     "_rank_file",
 ]
 
@@ -72,6 +81,72 @@ def format_response(response: Any) -> tuple[list[Message], dict[str, int]]:
 
 def format_tool_list(tools: Iterable[Any]) -> str:
     """Any API's ``tools`` as the text of the ``tool_list`` hook."""
+
+def format_plan(format: str, src: ContextCore | list[Message], strict: bool = False) -> FormatPlan:
+    """The core's plan of the request for ``src`` in ``format`` (any of the five targets);
+    ``strict``: a ``FormatError`` listing every repair instead."""
+
+@final
+class PlanCall:
+    """A call of an assistant message, as the request makes it."""
+    @property
+    def id(self) -> str: ...
+    @property
+    def sent(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> _JSON: ...
+    @property
+    def entry(self) -> int | None: ...
+    @property
+    def part(self) -> int | None: ...
+
+@final
+class PlanAnswer:
+    """An answer placed right after its call's turn (``message is None``: the interrupted result)."""
+    @property
+    def call(self) -> PlanCall: ...
+    @property
+    def message(self) -> int | None: ...
+    @property
+    def part(self) -> int | None: ...
+    @property
+    def sent(self) -> str: ...
+
+@final
+class FormatPlan:
+    """Which messages a request sends where, which answer meets which call, the repairs, the ids."""
+    @property
+    def messages(self) -> list[Message]: ...
+    @property
+    def steps(self) -> list[tuple[Literal["message"], int] | tuple[Literal["turn"], range, list[PlanAnswer]]]: ...
+    @property
+    def calls(self) -> list[tuple[PlanCall, ...]]: ...
+    @property
+    def interop(self) -> list[dict[str, _JSON] | None]: ...
+    @property
+    def problems(self) -> list[str]: ...
+    @property
+    def ids(self) -> dict[str, str]: ...
+
+INTERRUPTED: str
+"""The result a call never answered gets (the log's patch and every request's)."""
+
+def is_json(value: object) -> bool:
+    """Whether ``value`` is JSON as ctxfold takes it everywhere (str keys, 64-bit ints, finite floats, no lone surrogates)."""
+
+def export_cache_mode(mode: Literal["all", "strings", "off"] | None = None) -> Literal["all", "strings", "off"]:
+    """The export cache's mode: ``"all"`` (a message's strings and the dicts and lists it
+    exported to are kept and given again; the default), ``"strings"`` (its strings only) or
+    ``"off"`` (nothing kept or given; what is held stays until :func:`export_cache_clear`).
+    Given a mode, sets it for every later request; returns the mode in force before the call."""
+
+def export_cache_usage() -> dict[str, int]:
+    """What the export cache holds now: ``{"messages": n, "strings": n, "pieces": n}``."""
+
+def export_cache_clear() -> None:
+    """Drop everything the export cache holds; later requests make their objects anew."""
 
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""
@@ -112,9 +187,9 @@ def store_refresh_prepare(
     state: bytes | str,
     content: Iterable[Sequence[bytes | str]],
     events: Iterable[Sequence[int | bytes | str]],
-) -> PreparedRows | str:
-    """The rows past ``core``'s ``next_seq`` checked, changing nothing; a str when they are
-    another context's history. ``DecodeError`` names the context and seq of a bad row."""
+) -> PreparedRows:
+    """The rows past ``core``'s ``next_seq`` checked, changing nothing; ``ConflictError`` when
+    they are another context's history, ``DecodeError`` naming the context and seq of a bad row."""
 
 def store_refresh_apply(core: ContextCore, rows: PreparedRows) -> int:
     """Apply checked rows; how many events were appended."""

@@ -32,9 +32,9 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("ctxfold.formats.to_langchain/from_langchain need LangChain: pip install 'ctxfold[langchain]'") from e
 
-from .._core import Message, Part, ToolDefinitionsMessage
+from .._core import INTERRUPTED, Message, Part, is_json
 from ..errors import FormatError
-from ._pairing import INTERRUPTED, Answer, Call, View, plan, views
+from ._plan import Answer, View, walk
 
 __all__ = ["from_langchain", "to_langchain"]
 
@@ -99,7 +99,7 @@ def _message_in(lc: Any, where: str) -> Message:
         kw["tool_call_id"] = lc.tool_call_id
         artifact = lc.artifact
         if artifact is not None:
-            if _is_json(artifact):
+            if is_json(artifact):
                 interop["artifact"] = artifact
             else:  # not sent to the model; ctxfold keeps JSON only
                 logger.warning("%s.artifact: not JSON-compatible (%s); dropped", where, type(artifact).__name__)
@@ -290,55 +290,11 @@ def _media_in(b: Mapping[str, Any], t: str) -> dict[str, Any] | None:
     return p
 
 
-def _is_json(v: Any) -> bool:
-    if v is None or isinstance(v, (str, bool, int, float)):
-        return True
-    if isinstance(v, list):
-        return all(_is_json(x) for x in v)
-    if isinstance(v, dict):
-        return all(isinstance(k, str) and _is_json(x) for k, x in v.items())
-    return False
-
-
 # ---- export: ctxfold → LangChain ---------------------------------------------------------------
 
 
-def _source_messages(src: Any) -> list[Message]:
-    msgs = getattr(src, "messages", None)
-    if msgs is not None and not isinstance(src, Message) and hasattr(src, "_core"):
-        return [m for m in msgs if not isinstance(m, ToolDefinitionsMessage)]
-    if isinstance(src, Message):
-        raise TypeError("expected a Context or an iterable of Message, got one Message")
-    out = []
-    for i, m in enumerate(src):
-        if not isinstance(m, Message):
-            raise TypeError(f"src[{i}]: expected a Message, got {type(m).__name__}")
-        if not isinstance(m, ToolDefinitionsMessage):
-            out.append(m)
-    return out
-
-
-def _calls_of(v: View) -> list[Call]:
-    """A message's calls: ``tool_calls`` entries, then ``tool_use`` parts whose id is not one
-    of them (the same call written both ways is one call)."""
-    calls = [Call(c["id"], c.get("name") or "", c.get("arguments")) for c in v.tool_calls]
-    content = v.content
-    if isinstance(content, list):
-        seen = {c.id for c in calls}
-        for p in content:
-            if p.type == "tool_use":
-                cid = p.get("call_id")
-                if isinstance(cid, str) and cid not in seen:
-                    seen.add(cid)
-                    calls.append(Call(cid, p.get("name") or "", p.get("arguments")))
-    return calls
-
-
+# Messages LangChain has a class of its own for: sent as that class wherever they stand.
 _OWN_CLASSES = ("ChatMessage", "FunctionMessage")
-
-
-def _keep_unpaired(v: View) -> bool:
-    return v.interop is not None and v.interop.get("class") in _OWN_CLASSES
 
 
 def to_langchain(src: Any, *, strict: bool = False) -> list[BaseMessage]:
@@ -346,10 +302,8 @@ def to_langchain(src: Any, *, strict: bool = False) -> list[BaseMessage]:
     answer (a ``ToolMessage``) right after the ``AIMessage`` that made it; a call never answered
     gets the interrupted result, an answer whose call is not there is left out. ``strict=True``:
     a ``FormatError`` listing every such repair instead. The tool definitions message is not a
-    message of the request (LangChain binds tools to the model)."""
-    vs = views(_source_messages(src), FORMAT)
-    p = plan(vs, _calls_of, _keep_unpaired)
-    p.check(strict)
+    message of the request (LangChain binds tools to the model). The pairing is the core's
+    (``_plan``); this builds the objects."""
     out: list[BaseMessage] = []
     append = out.append
 
@@ -357,7 +311,7 @@ def to_langchain(src: Any, *, strict: bool = False) -> list[BaseMessage]:
         if lc is not None:
             append(lc)
 
-    p.walk(lambda v: keep(_message_out(v)), lambda v: keep(_ai_out(v)), lambda a: append(_answer_out(a)))
+    walk(FORMAT, src, strict, lambda v: keep(_message_out(v)), lambda v: keep(_ai_out(v)), lambda a: append(_answer_out(a)))
     return out
 
 
@@ -402,13 +356,17 @@ def _ai_out(v: View) -> BaseMessage | None:
     tool_calls: list[dict[str, Any]] = []
     invalid: list[dict[str, Any]] = []
     raw: list[dict[str, Any]] = []
-    entries = v.tool_calls
-    if isinstance(v.content, list):  # a tool_use part (not a LangChain block) is a tool call here
-        seen = {c["id"] for c in entries}
-        for p in v.content:
-            if p.type == "tool_use" and p.get(MARK) is None and isinstance(p.get("call_id"), str) and p["call_id"] not in seen:
-                seen.add(p["call_id"])
-                entries = [*entries, {"id": p["call_id"], "name": p.get("name") or "", "arguments": p.get("arguments")}]
+    # The message's calls are the core's (the plan's, in its order), each written once: from
+    # its tool_calls entry (which keeps what LangChain gave: an invalid call, its error), or,
+    # for a call made by a tool_use part alone, from what the core read of the part.
+    entries: list[dict[str, Any]] = []
+    used: set[int] = set()
+    for call in v.calls:
+        if call.entry is not None and call.entry not in used:
+            used.add(call.entry)
+            entries.append(v.tool_calls[call.entry])
+        else:
+            entries.append({"id": call.sent, "name": call.name, "arguments": call.arguments})
     for c in entries:
         args = c.get("arguments")
         cid, name = c["id"], c.get("name") or ""
@@ -462,19 +420,19 @@ def _answer_out(a: Answer) -> ToolMessage:
     if v is None:
         return ToolMessage(
             content=INTERRUPTED,
-            tool_call_id=a.call.id,
+            tool_call_id=a.sent,
             name=a.call.name or None,
             status="error",
-            id=f"ctxfold-interrupted-{a.call.id}",
+            id=f"ctxfold-interrupted-{a.sent}",
         )
     m, i = v.msg, v.interop
     if a.part is not None:  # a tool_result part of a user message
         part = a.part
         return ToolMessage(
             content=_result_content_out(part.get("content")),
-            tool_call_id=a.call.id,
+            tool_call_id=a.sent,
             status="error" if part.get("is_error") is True else "success",
-            id=f"{m.id}-{a.call.id}",
+            id=f"{m.id}-{a.sent}",
         )
     content = _content_out(v.content, i, "tool")
     if i is not None:

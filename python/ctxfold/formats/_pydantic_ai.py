@@ -8,9 +8,9 @@ One ctxfold message per request part (system prompt, user prompt, tool return, r
 and one per ``ModelResponse``, whose parts (text, thinking, tool calls) become its content parts
 in order. What ctxfold has no field for is kept in ``metadata["interop"] = {"format":
 "pydantic_ai", ...}`` (the request's and response's fields, a part's other fields), so that
-``to_pydantic_ai(from_pydantic_ai(m)) == m``. Those objects are restored field by field, as
-``copy``/``pickle`` restore a dataclass; fields that are not plain JSON (datetimes, usage,
-citations) are stored as JSON and validated back through pydantic with their declared type.
+``to_pydantic_ai(from_pydantic_ai(m)) == m``. Those fields are kept as Pydantic AI's own
+type adapters dump them (JSON, defaults left out) and the objects are built back by the same
+adapters, so every field comes back with its declared type (datetimes, usage, tuples).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import base64
 import binascii
 import dataclasses
 import json
-import sys
-import typing
+import warnings
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -28,22 +27,20 @@ from typing import Any
 try:
     import pydantic_ai.messages as pm
     from pydantic import TypeAdapter
-    from pydantic_ai.usage import RequestUsage
-    from pydantic_core import to_jsonable_python
+    from pydantic_core import ErrorDetails, to_jsonable_python
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "ctxfold.formats.to_pydantic_ai/from_pydantic_ai need Pydantic AI: pip install 'ctxfold[pydantic-ai]'"
     ) from e
 
-from .._core import Message, Part, ToolDefinitionsMessage
+from .._core import INTERRUPTED, Message, Part, is_json
 from ..errors import FormatError
-from ._pairing import INTERRUPTED, Answer, Call, View, plan, views
+from ._plan import Answer, View, walk
 
 __all__ = ["from_pydantic_ai", "to_pydantic_ai"]
 
 FORMAT = "pydantic_ai"
 MARK = "pydantic_ai"  # part key: the other fields of the Pydantic AI object the part stands for
-_MISSING = dataclasses.MISSING
 
 # Feedback for the model after a failed output (newer Pydantic AI); read by the model as a user prompt.
 _FEEDBACK: Any = getattr(pm, "RetryFeedbackPart", None)
@@ -65,48 +62,20 @@ _URL_TYPE: dict[Any, str] = {pm.ImageUrl: "image", pm.AudioUrl: "audio", pm.Vide
 _REQUEST_PART = TypeAdapter(pm.ModelRequestPart)
 _RESPONSE_PART = TypeAdapter(pm.ModelResponsePart)
 _USER_CONTENT = TypeAdapter(pm.UserContent)
+_RETRY_CONTENT: TypeAdapter[Any] = TypeAdapter(list[ErrorDetails] | str)
 
 
-# ---- restoring a dataclass field by field ------------------------------------------------------
+# ---- kept fields, through Pydantic AI's own type adapters ---------------------------------------
+
+@cache
+def _adapter(cls: type) -> TypeAdapter[Any]:
+    return TypeAdapter(cls)
 
 
 @cache
-def _fields(cls: type) -> tuple[tuple[str, Any, Any], ...]:
-    """(name, default, default_factory) of every field of a dataclass."""
-    return tuple((f.name, f.default, f.default_factory) for f in dataclasses.fields(cls))
-
-
-@cache
-def _adapter(cls: type, name: str) -> TypeAdapter[Any]:
-    return TypeAdapter(_hint(cls, name))
-
-
-def _hint(cls: type, name: str) -> Any:
-    """The evaluated annotation of field ``name``. Python 3.10's ``get_type_hints`` cannot
-    evaluate a dataclass's ``_: KW_ONLY`` marker, so there the one annotation is evaluated
-    alone, in its class's module, as ``get_type_hints`` would."""
-    try:
-        return typing.get_type_hints(cls, include_extras=True)[name]
-    except TypeError:
-        for klass in cls.__mro__:
-            annotation = klass.__dict__.get("__annotations__", {}).get(name)
-            if annotation is None:
-                continue
-            if not isinstance(annotation, str):
-                return annotation
-            namespace = dict(vars(sys.modules[klass.__module__]))
-            return eval(annotation, namespace, dict(vars(klass)))  # noqa: S307 - as typing does
-        raise
-
-
-def _is_json(v: Any) -> bool:
-    if v is None or isinstance(v, (str, bool, int, float)):
-        return True
-    if isinstance(v, list):
-        return all(_is_json(x) for x in v)
-    if isinstance(v, dict):
-        return all(isinstance(k, str) and _is_json(x) for k, x in v.items())
-    return False
+def _field_names(cls: type) -> frozenset[str]:
+    """The fields its constructor takes."""
+    return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 # Pydantic AI's ``provider_name`` of a model whose signed thinking ctxfold sends as that
@@ -123,58 +92,28 @@ def _maker(rest: dict[str, Any]) -> str | None:
 
 
 def _rest(obj: Any, mapped: tuple[str, ...]) -> dict[str, Any]:
-    """The fields of ``obj`` not in ``mapped`` whose value is not the default, as JSON; those
-    that are not plain JSON are listed under ``"~rich"`` (validated back with their type)."""
-    out: dict[str, Any] = {}
-    rich = []
-    usage: list[str] = []
-    cls: Any = type(obj)
-    for name, default, factory in _fields(cls):
-        if name in mapped:
-            continue
-        v = getattr(obj, name)
-        if default is not _MISSING:
-            if v is default or (type(v) is type(default) and v == default):
-                continue
-        elif factory is not _MISSING and v == factory():
-            continue
-        if _is_json(v):
-            out[name] = v
-        elif type(v) is RequestUsage:  # the usage of every response: only its non-zero counters
-            out[name] = _rest(v, ())
-            usage.append(name)
-        else:
-            out[name] = to_jsonable_python(v)
-            rich.append(name)
-    if rich:
-        out["~rich"] = rich
-    if usage:
-        out["~usage"] = usage
-    return out
+    """The fields of ``obj`` not in ``mapped`` whose value is not the default, as JSON (as its
+    type adapter dumps them; what the adapter computes from the fields, such as a media
+    ``identifier``, is no field and is left out)."""
+    cls: type = type(obj)
+    dump = _adapter(cls).dump_python(obj, mode="json", exclude_defaults=True, exclude=set(mapped))
+    names = _field_names(cls)
+    return {k: v for k, v in dump.items() if k in names}
 
 
 def _restore(cls: Any, values: dict[str, Any], stored: dict[str, Any] | None) -> Any:
-    """An instance of ``cls`` with ``values`` (its mapped fields), ``stored`` (the rest, as
-    :func:`_rest` gave them) and defaults for everything else."""
-    obj = cls.__new__(cls)
-    d = obj.__dict__
-    rich = stored.get("~rich", ()) if stored else ()
-    usage = stored.get("~usage", ()) if stored else ()
-    for name, default, factory in _fields(cls):
-        if name in values:
-            d[name] = values[name]
-        elif stored is not None and name in stored:
-            v = stored[name]
-            if name in rich:
-                v = _adapter(cls, name).validate_python(v)
-            elif name in usage:
-                v = _restore(RequestUsage, {}, v)
-            d[name] = v
-        elif default is not _MISSING:
-            d[name] = default
-        else:
-            d[name] = factory()
-    return obj
+    """An instance of ``cls`` made by its constructor with ``values`` (its mapped fields),
+    ``stored`` (the rest, as :func:`_rest` gave them) and defaults for everything else. The
+    stored JSON is read back into each field's declared type (datetimes, usage, tuples) by the
+    class's type adapter; keys that are no field of ``cls`` (the media class name, the marks
+    older versions wrote) are passed over."""
+    names = _field_names(cls)
+    rest = {k: v for k, v in (stored or {}).items() if k in names and k not in values}
+    if rest:
+        # parts are built already (and the adapter would read legacy ones as their successors)
+        probe = _adapter(cls).validate_python({**values, **({"parts": []} if "parts" in values else {}), **rest})
+        rest = {k: getattr(probe, k) for k in rest}
+    return cls(**values, **rest)
 
 
 # ---- import: Pydantic AI → ctxfold -------------------------------------------------------------
@@ -333,7 +272,7 @@ def _response_in(resp: Any, where: str) -> Message:
             if not isinstance(part.tool_call_id, str) or not isinstance(part.tool_name, str):
                 raise FormatError(f"{where}.parts[{k}]: a tool call needs a string tool_name and tool_call_id")
             args = part.args
-            if not (args is None or isinstance(args, str) or (isinstance(args, dict) and _is_json(args))):
+            if not (args is None or isinstance(args, str) or (isinstance(args, dict) and is_json(args))):
                 raise FormatError(f"{where}.parts[{k}].args: expected a str, a JSON dict or None")
             p = {"type": "tool_use", "call_id": part.tool_call_id, "name": part.tool_name, "arguments": args}
         else:
@@ -357,19 +296,6 @@ def _response_in(resp: Any, where: str) -> Message:
 # ---- export: ctxfold → Pydantic AI -------------------------------------------------------------
 
 
-def _source_messages(src: Any) -> list[Message]:
-    if isinstance(src, Message):
-        raise TypeError("expected a Context or an iterable of Message, got one Message")
-    msgs = src.messages if hasattr(src, "_core") else src
-    out = []
-    for i, m in enumerate(msgs):
-        if not isinstance(m, Message):
-            raise TypeError(f"src[{i}]: expected a Message, got {type(m).__name__}")
-        if not isinstance(m, ToolDefinitionsMessage):
-            out.append(m)
-    return out
-
-
 def _text_of(v: View) -> str:
     c = v.content
     if isinstance(c, str):
@@ -377,22 +303,6 @@ def _text_of(v: View) -> str:
     if not c:
         return ""
     return "".join(t for p in c if p.type == "text" and isinstance(t := p.get("text"), str))
-
-
-def _calls_of(m: View) -> list[Call]:
-    """``tool_use`` parts in order, then ``tool_calls`` entries not already made by a part."""
-    calls: list[Call] = []
-    content = m.content
-    if isinstance(content, list):
-        for p in content:
-            if p.type == "tool_use" and isinstance(p.get("call_id"), str):
-                calls.append(Call(p["call_id"], p.get("name") or "", p.get("arguments")))
-    if m.tool_calls:
-        seen = {c.id for c in calls}
-        for c in m.tool_calls:
-            if c["id"] not in seen:
-                calls.append(Call(c["id"], c.get("name") or "", c.get("arguments")))
-    return calls
 
 
 class _Builder:
@@ -431,9 +341,7 @@ def to_pydantic_ai(src: Any, *, strict: bool = False) -> list[Any]:
     call answered in the request right after the response that made it (a call never answered
     gets the interrupted result, flagged as Pydantic AI flags the returns it synthesizes; an
     answer whose call is not there is left out). ``strict=True``: ``FormatError`` listing every
-    such repair instead."""
-    p = plan(views(_source_messages(src), FORMAT), _calls_of)
-    p.check(strict)
+    such repair instead. The pairing is the core's (``_plan``); this builds the objects."""
     b = _Builder()
 
     def response(m: View) -> None:
@@ -441,7 +349,7 @@ def to_pydantic_ai(src: Any, *, strict: bool = False) -> list[Any]:
         if resp is not None:
             b.response(resp)
 
-    p.walk(lambda m: _request_message_out(m, b), response, lambda a: _answer_out(a, b))
+    walk(FORMAT, src, strict, lambda m: _request_message_out(m, b), response, lambda a: _answer_out(a, b))
     b.close()
     return b.out
 
@@ -604,11 +512,9 @@ def _response_out(m: View) -> Any:
                 parts.append(pm.ToolCallPart(tool_name=values["tool_name"], args=values["args"], tool_call_id=cid))
         elif t == "pydantic_ai" and isinstance(p.get("part"), dict):
             parts.append(_RESPONSE_PART.validate_python(p["part"]))
-    seen = {x.tool_call_id for x in parts if isinstance(x, pm.ToolCallPart)}
-    for c in m.tool_calls:
-        if c["id"] not in seen:
-            seen.add(c["id"])
-            parts.append(pm.ToolCallPart(tool_name=c.get("name") or "", args=c.get("arguments"), tool_call_id=c["id"]))
+    for c in m.calls:  # the calls the core found at tool_calls entries only (the parts are above)
+        if c.part is None:
+            parts.append(pm.ToolCallPart(tool_name=c.name, args=c.arguments, tool_call_id=c.sent))
     if own:
         assert i is not None
         stored = i.get("response")
@@ -633,7 +539,7 @@ def _answer_out(a: Answer, b: _Builder) -> None:
             pm.ToolReturnPart(
                 tool_name=a.call.name,
                 content=INTERRUPTED,
-                tool_call_id=a.call.id,
+                tool_call_id=a.sent,
                 outcome="interrupted",
                 metadata={pm.SYNTHESIZED_TOOL_RETURN_METADATA_KEY: True},
             ),
@@ -647,7 +553,7 @@ def _answer_out(a: Answer, b: _Builder) -> None:
             pm.ToolReturnPart(
                 tool_name=a.call.name,
                 content=content,
-                tool_call_id=a.call.id,
+                tool_call_id=a.sent,
                 timestamp=m.msg.created_at,
                 outcome="failed" if a.part.get("is_error") is True else "success",
             ),
@@ -686,7 +592,7 @@ def _answer_out(a: Answer, b: _Builder) -> None:
         return
     text = m.content if isinstance(m.content, str) else _tool_content_out(m)
     b.part(
-        pm.ToolReturnPart(tool_name=m.msg.name or a.call.name, content=text, tool_call_id=a.call.id, timestamp=m.msg.created_at),
+        pm.ToolReturnPart(tool_name=m.msg.name or a.call.name, content=text, tool_call_id=a.sent, timestamp=m.msg.created_at),
         None,
     )
 
@@ -713,13 +619,13 @@ def _retry_out(m: View, i: dict[str, Any], tool_name: str | None, call_id: str |
     if content is None:
         content = _json_content(m, i)
     if i.get("json"):  # ErrorDetails: their `loc` is a tuple, which JSON holds as a list
-        content = _adapter(pm.RetryPromptPart, "content").validate_python(content)
-    values: dict[str, Any] = {
-        "content": content,
-        "tool_name": tool_name,
-        "timestamp": m.msg.created_at,
-        "part_kind": "retry-prompt",
-    }
+        content = _RETRY_CONTENT.validate_python(content)
+    values: dict[str, Any] = {"content": content, "tool_name": tool_name, "timestamp": m.msg.created_at}
     if call_id is not None:
         values["tool_call_id"] = call_id
-    return _restore(pm.RetryPromptPart, values, i.get("part"))
+    # Every field of the legacy part is one ctxfold maps, and its adapter now reads it as the
+    # parts that replace it: so it is built by its constructor, as the history held it (its
+    # deprecation was shown when it was first made).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return pm.RetryPromptPart(**values)

@@ -134,8 +134,6 @@ def refresh_apply(store: str, ctx: Context, r: Read | None) -> int:
                                 "saved anew; load it again")
         events = events[1:]
     prepared = _core.store_refresh_prepare(ctx._core, r.head, r.state, r.content, events)
-    if isinstance(prepared, str):
-        raise ConflictError(f"context {ctx.id}: the store holds another context under this id: {prepared}")
     fields = SimpleNamespace()
     try:
         _runtime.load(fields, prepared.runtime, False)

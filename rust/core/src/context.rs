@@ -28,8 +28,6 @@ impl MessageHandle for Arc<Message> {
     }
 }
 
-pub const INTERRUPTED: &str = "Tool call was interrupted and not executed. Please retry if needed.";
-
 #[derive(Debug, Clone)]
 pub struct Context<H> {
     pub id: String,

@@ -22,7 +22,8 @@ pub enum Error {
     /// Any other I/O failure (`OSError`, with the OS error number when there is one, so the
     /// binding can raise the matching subclass: `PermissionError`, `IsADirectoryError`, …).
     Io(String, Option<i32>),
-    /// A compare-and-swap that lost: what it was based on has changed since (`ConflictError`).
+    /// A compare-and-swap that lost: what it was based on has changed since, or a store holds
+    /// another context's history under this one's id (`ConflictError`): nothing was written.
     Conflict(String),
 }
 

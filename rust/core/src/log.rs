@@ -2,9 +2,10 @@
 //! writes it or a file replays it. `apply` checks the event's op against the transcript, folds
 //! it in, and appends the event; the mutating methods add the anchor rules around it.
 
-use crate::context::{Context, MessageHandle, Seed, INTERRUPTED};
+use crate::context::{Context, MessageHandle, Seed};
 use crate::error::{Error, Result};
 use crate::event::{Event, EventData, EventType, Op};
+use crate::message::INTERRUPTED;
 use crate::message::{Content, Message, Role};
 use crate::time::{self, Micros};
 use serde_json::{Map, Value};
@@ -254,13 +255,15 @@ impl<H: MessageHandle> Context<H> {
                 continue;
             }
             let mut patches = Vec::new();
-            for (id, name) in m.calls() {
+            for f in m.found_calls() {
+                let id = f.id.to_string();
                 if answered.contains(&id) || !seen.insert(id.clone()) {
                     continue;
                 }
+                let name = m.call_at(f.at).name();
                 let mut t = Message::new(Role::Tool, Content::Text(INTERRUPTED.into()));
                 t.tool_call_id = Some(id);
-                t.name = name;
+                t.name = (!name.is_empty()).then(|| name.to_string());
                 patches.push(t);
             }
             if patches.is_empty() {

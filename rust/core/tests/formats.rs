@@ -244,7 +244,7 @@ fn every_call_meets_the_first_free_answer_after_its_turn() {
             }
             met.sort();
             want.extend(met.into_iter().map(|(_, t)| t));
-            want.extend((0..interrupted).map(|_| formats::interop::INTERRUPTED.to_string()));
+            want.extend((0..interrupted).map(|_| ctxfold_core::message::INTERRUPTED.to_string()));
             i = j;
         }
         let out = export(Format::OpenAiChat, &ms, false).unwrap();

@@ -254,10 +254,7 @@ impl ContextCore {
                 Ok(Handle::from_py(m))
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let effect = hs
-            .iter()
-            .rev()
-            .find_map(|h| h.message().needs_response_after());
+        let effect = Message::needs_response_after_all(hs.iter().map(|h| h.message()));
         let mut c = self.lock(py);
         c.anchors().position(anchor_point).py()?;
         let mut events = Vec::with_capacity(if want_events { hs.len() } else { 0 });
@@ -519,7 +516,7 @@ impl ContextCore {
         encoding: &str,
     ) -> PyResult<Option<ContextCore>> {
         let e = enc(encoding)?;
-        let budget = max_tokens.0.max(0) as u64;
+        let budget = ctxfold_core::window::budget(max_tokens.0);
         let mut g = self.lock(py);
         let c: &mut Core = &mut g;
         let child = py.detach(|| c.rolling_token_window(budget, e)).py()?;

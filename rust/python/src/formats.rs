@@ -1,5 +1,7 @@
-//! The provider formats (docs/formats.md), as thin functions: convert the arguments, release the GIL
-//! around the JSON work in the core, build the Python objects straight from the core's output.
+//! The provider formats (docs/formats.md), as thin functions: convert the arguments, plan the request
+//! and build its tree in the core detached from the interpreter, then build the Python objects
+//! from that tree attached (`export_cache::Build`: a message's share of the request, its piece,
+//! is made there, and only when the export cache has no copy of it to give).
 
 use crate::context::ContextCore;
 use crate::errors::IntoPyResult;
@@ -53,6 +55,18 @@ fn messages_out<'py>(py: Python<'py>, ms: Vec<Message>) -> PyResult<Bound<'py, P
     PyList::new(py, objs)
 }
 
+/// The messages of a request's source: a context's core (its messages as shown) or a list
+/// of messages.
+pub(crate) fn handles_of(py: Python<'_>, src: &Bound<'_, PyAny>) -> PyResult<Vec<Handle>> {
+    if let Ok(core) = src.cast::<ContextCore>() {
+        return Ok(core.get().shown_handles(py));
+    }
+    let list = src.cast::<PyList>()?;
+    list.iter()
+        .map(|m| Ok(Handle::from_py(m.cast::<PyMessage>()?)))
+        .collect()
+}
+
 /// The request's keyword arguments for a context (its messages as shown) or a list of messages.
 /// `pair=False` (Responses only): the items as they are, with no pairing plan.
 #[pyfunction]
@@ -66,14 +80,7 @@ pub fn format_export<'py>(
     pair: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let f = Format::parse(format).py()?;
-    let handles: Vec<Handle> = if let Ok(core) = src.cast::<ContextCore>() {
-        core.get().shown_handles(py)
-    } else {
-        let list = src.cast::<PyList>()?;
-        list.iter()
-            .map(|m| Ok(Handle::from_py(m.cast::<PyMessage>()?)))
-            .collect::<PyResult<_>>()?
-    };
+    let handles = handles_of(py, src)?;
     let refs: Vec<&Message> = handles.iter().map(|h| h.message()).collect();
     let opts = ExportOptions {
         strict,
@@ -82,7 +89,7 @@ pub fn format_export<'py>(
     };
     let request = py.detach(|| formats::export(f, &refs, opts)).py()?;
     let obj = crate::convert::with_gc_paused(py, || {
-        crate::request::Build::new(py, &handles, &refs).object(&request)
+        crate::export_cache::Build::new(py, &handles, &refs).object(&request)
     })?;
     Ok(obj.cast_into::<PyDict>()?)
 }
@@ -97,12 +104,7 @@ pub fn format_import<'py>(
     system: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let f = Format::parse(format).py()?;
-    let what = if f == Format::OpenAiResponses {
-        "items"
-    } else {
-        "messages"
-    };
-    let v = list_in(data, what)?;
+    let v = list_in(data, f.input_name())?;
     let sys = match system {
         Some(s) if !s.is_none() => Some(json_in(s, "system")?),
         _ => None,

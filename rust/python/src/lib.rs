@@ -5,15 +5,14 @@ mod compaction;
 mod context;
 mod convert;
 mod errors;
+mod export_cache;
 mod files;
 mod formats;
-mod leaves;
 mod message;
 mod part;
-mod pieces;
+mod plan;
 mod pyser;
 mod ranks;
-mod request;
 mod store;
 mod tail;
 
@@ -67,6 +66,14 @@ fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
 fn parse_time<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
     use errors::IntoPyResult;
     convert::datetime(py, ctxfold_core::time::parse_iso(text).py()?)
+}
+
+/// Whether `value` is JSON as the binding takes it everywhere (dict with str keys, list,
+/// tuple, str, int within 64 bits, finite float, bool, None; no lone surrogates; nested at
+/// most `MAX_DEPTH` deep).
+#[pyfunction]
+fn is_json(value: &Bound<'_, PyAny>) -> bool {
+    convert::json(value, convert::Policy::Raise).is_ok()
 }
 
 /// A JSON-compatible copy of `value` (what may be written to disk): what is not JSON is left
@@ -123,8 +130,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_import, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
+    m.add_function(wrap_pyfunction!(plan::format_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(export_cache::export_cache_mode, m)?)?;
+    m.add_function(wrap_pyfunction!(export_cache::export_cache_usage, m)?)?;
+    m.add_function(wrap_pyfunction!(export_cache::export_cache_clear, m)?)?;
+    m.add_class::<plan::FormatPlan>()?;
+    m.add_class::<plan::PlanCall>()?;
+    m.add_class::<plan::PlanAnswer>()?;
+    // The result a call never answered gets (the log's patch and every request's).
+    m.add("INTERRUPTED", ctxfold_core::message::INTERRUPTED)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(json_clean, m)?)?;
+    m.add_function(wrap_pyfunction!(is_json, m)?)?;
     m.add_function(wrap_pyfunction!(ranks::rank_file_py, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_load, m)?)?;

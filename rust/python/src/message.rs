@@ -6,9 +6,8 @@ use crate::args::{ContentArg, FieldsArg};
 use crate::convert::{self, datetime, JsonOut};
 use crate::convert::{Json, JsonMap};
 use crate::errors::IntoPyResult;
-use crate::leaves::Leaves;
+use crate::export_cache::{Leaves, MessageCache, Pieces};
 use crate::part::parts_list;
-use crate::pieces::Pieces;
 use ctxfold_core::codec::write::{MessageOut, Shape};
 use ctxfold_core::dynamic;
 use ctxfold_core::message::Fields;
@@ -98,15 +97,16 @@ impl Handle {
         }
     }
 
-    /// The message's strings as Python strings, made once (`leaves.rs`); they live with its
-    /// Python object.
+    /// The message's strings as Python strings, made once (`export_cache`); they live with
+    /// its Python object.
     pub fn leaves(&self, py: Python<'_>) -> PyResult<&Leaves> {
-        Ok(&self.object(py)?.leaves)
+        Ok(self.object(py)?.cache.leaves())
     }
 
-    /// What it exported to, kept for the next request (`pieces.rs`); with its Python object.
+    /// What it exported to, kept for the next request (`export_cache`); with its Python
+    /// object.
     pub fn pieces(&self, py: Python<'_>) -> PyResult<&Pieces> {
-        Ok(&self.object(py)?.pieces)
+        Ok(self.object(py)?.cache.pieces())
     }
 }
 
@@ -142,18 +142,15 @@ pub fn message_from_rust(py: Python<'_>, m: Message) -> PyResult<Py<PyMessage>> 
 #[pyclass(name = "Message", module = "ctxfold", subclass, frozen)]
 pub struct PyMessage {
     pub inner: Arc<Message>,
-    /// Its strings as sent in requests (`leaves.rs`).
-    leaves: Leaves,
-    /// What it exported to (`pieces.rs`).
-    pieces: Pieces,
+    /// Its strings as sent in requests and what it exported to (`export_cache`).
+    cache: MessageCache,
 }
 
 impl PyMessage {
     pub fn new(inner: Arc<Message>) -> PyMessage {
         PyMessage {
             inner,
-            leaves: Leaves::default(),
-            pieces: Pieces::default(),
+            cache: MessageCache::new(),
         }
     }
 }

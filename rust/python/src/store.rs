@@ -7,7 +7,7 @@ use crate::context::{ContextCore, Core};
 use crate::convert::map_to_py;
 use crate::convert::JsonMap;
 use crate::errors::IntoPyResult;
-use ctxfold_core::codec::refresh::{Prepared, Refusal};
+use ctxfold_core::codec::refresh::Prepared;
 use ctxfold_core::savepoint::Savepoint;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -169,8 +169,8 @@ impl PreparedRows {
 
 /// Check the rows a store holds past `core`'s `next_seq` (the state, the content entries as
 /// (hash, text) the context may lack, the event rows as (seq, JSON text) up to `head`),
-/// changing nothing: the rows ready to apply, or a str saying why they are another context's
-/// history. A corrupt row is a `DecodeError` naming the context and seq.
+/// changing nothing: the rows ready to apply. Rows of another context's history are a
+/// `ConflictError`; a corrupt row is a `DecodeError` naming the context and seq.
 #[pyfunction]
 pub fn store_refresh_prepare<'py>(
     py: Python<'py>,
@@ -179,7 +179,7 @@ pub fn store_refresh_prepare<'py>(
     state: &Bound<'py, PyAny>,
     content: &Bound<'py, PyAny>,
     events: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<Bound<'py, PreparedRows>> {
     let rows = RowObjects::read(content, events)?;
     let state = column(state)?;
     let (content_bytes, event_bytes) = rows.bytes()?;
@@ -187,20 +187,15 @@ pub fn store_refresh_prepare<'py>(
     let c: &Core = &g;
     let prepared = py.detach(|| c.prepare_rows(head, state, &content_bytes, &event_bytes));
     drop(g);
-    match prepared {
-        Ok(p) => {
-            let runtime = map_to_py(py, &p.runtime)?.unbind();
-            let events = p.event_count();
-            let rows = PreparedRows {
-                rows: std::sync::Mutex::new(Some(p)),
-                runtime,
-                events,
-            };
-            Ok(Bound::new(py, rows)?.into_any())
-        }
-        Err(Refusal::OtherLineage(why)) => Ok(PyString::new(py, &why).into_any()),
-        Err(Refusal::Bad(e)) => Err(e).py(),
-    }
+    let p = prepared.map_err(ctxfold_core::Error::from).py()?;
+    let runtime = map_to_py(py, &p.runtime)?.unbind();
+    let events = p.event_count();
+    let rows = PreparedRows {
+        rows: std::sync::Mutex::new(Some(p)),
+        runtime,
+        events,
+    };
+    Bound::new(py, rows)
 }
 
 /// Apply rows `store_refresh_prepare` checked against `core` as it still is; how many events

@@ -17,10 +17,10 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from ..._context import Context
-from ..._core import Message
+from ..._core import Message, is_json
 from ...errors import FormatError
-from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _is_json, _message_in, _message_out
-from ...formats._pairing import Answer, Call, View
+from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
+from ...formats._plan import Answer, Unplanned, alone
 
 __all__ = ["MessageLog", "is_messages"]
 
@@ -38,11 +38,12 @@ def _to_langchain(m: Message, serde: Any) -> BaseMessage:
         kind, data = kept["serde"]
         lc: BaseMessage = serde.loads_typed((kind, base64.b64decode(data)))
         return lc
-    v = View(m, FORMAT)
+    v = alone(m, FORMAT)
     if v.role == "assistant" and not (v.interop is not None and v.interop.get("class") in _OWN_CLASSES):
         out = _ai_out(v)
     elif v.role == "tool" and not (v.interop is not None and v.interop.get("class") in _OWN_CLASSES):
-        out = _answer_out(Answer(Call(v.tool_call_id or "", "", None), v))
+        call = v.tool_call_id or ""
+        out = _answer_out(Answer(Unplanned(call), v, None, call))
     else:
         out = _message_out(v)
     if out is None:  # only for messages made elsewhere; a message from a checkpoint has its interop
@@ -53,7 +54,7 @@ def _to_langchain(m: Message, serde: Any) -> BaseMessage:
 def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
     """``lc`` as a ctxfold message that gives ``lc`` back ``==``."""
     # (a ToolMessage artifact that is not JSON: the mapping would drop it, with a warning)
-    if not (isinstance(lc, ToolMessage) and not _is_json(lc.artifact)):
+    if not (isinstance(lc, ToolMessage) and not is_json(lc.artifact)):
         try:
             m = _message_in(lc, "message")
             back = _to_langchain(m, serde)

@@ -48,6 +48,17 @@ pub enum Refusal {
     Bad(Error),
 }
 
+/// A refusal as the error a caller gets: another lineage is a conflict (`ConflictError`:
+/// load the context again), the rest as they are.
+impl From<Refusal> for Error {
+    fn from(r: Refusal) -> Error {
+        match r {
+            Refusal::OtherLineage(why) => Error::Conflict(why),
+            Refusal::Bad(e) => e,
+        }
+    }
+}
+
 impl From<Error> for Refusal {
     fn from(e: Error) -> Refusal {
         Refusal::Bad(e)
@@ -95,7 +106,7 @@ impl<H: MessageHandle> Context<H> {
         let header = legacy::header::<H>(&fields).map_err(|e| named(e.to_string()))?;
         if header.id != self.id || header.created_at != self.created_at {
             return Err(Refusal::OtherLineage(format!(
-                "the store's context {} created at {} is not this one (created at {})",
+                "context {id}: the store holds another context under this id: the store's context {} created at {} is not this one (created at {})",
                 header.id,
                 crate::time::to_iso(header.created_at),
                 crate::time::to_iso(self.created_at)

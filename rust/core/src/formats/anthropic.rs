@@ -10,7 +10,7 @@ use super::interop::{
     self, array, block, finish, kind, object, opt_str, own_reasoning, req_str, text_of, Keep,
 };
 use super::out::{Obj, J};
-use super::plan::{answered, own_calls, plan, AnswerSrc, Call, Grammar, Step};
+use super::plan::{answered, own_calls, AnswerSrc, Call, Step, Target};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Message, Part, Role};
@@ -29,7 +29,7 @@ fn blank(t: &str) -> bool {
 }
 
 pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
-    let p = plan(messages, Grammar::Word, "Anthropic");
+    let p = Target::Anthropic.plan(messages);
     p.check(opts.strict)?;
     // The leading system and developer messages: the top-level `system`.
     let mut lead = 0;
@@ -113,7 +113,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         AnswerSrc::Interrupted => J::obj()
                             .put("type", J::Lit("tool_result"))
                             .put("tool_use_id", id)
-                            .put("content", J::Str(interop::INTERRUPTED))
+                            .put("content", J::Str(crate::message::INTERRUPTED))
                             .done(),
                     });
                 }

@@ -28,10 +28,19 @@ pub fn from(m: &Message, f: Format) -> bool {
 
 /// An interop field of a message imported from `f` (`None` for any other message).
 pub fn field<'a>(m: &'a Message, f: Format, key: &str) -> Option<&'a Value> {
-    if !from(m, f) {
-        return None;
-    }
-    interop(m).and_then(|i| i.get(key))
+    named_field(m, f.name(), key)
+}
+
+/// An interop field of a message imported from the format named `format` (the frameworks'
+/// too: `"langchain"`, `"pydantic_ai"`).
+pub fn named_field<'a>(m: &'a Message, format: &str, key: &str) -> Option<&'a Value> {
+    of(m, format).and_then(|i| i.get(key))
+}
+
+/// What the importer of the format named `format` kept on a message (`None` for a message
+/// from anywhere else).
+pub fn of<'a>(m: &'a Message, format: &str) -> Option<&'a Map<String, Value>> {
+    interop(m).filter(|i| i.get("format").and_then(Value::as_str) == Some(format))
 }
 
 /// The wire object of a message: `entries` as the exporter builds them, then — for a message
@@ -291,5 +300,3 @@ pub fn arguments(v: Option<&Value>) -> J<'_> {
         Some(other) => J::Json(other),
     }
 }
-
-pub const INTERRUPTED: &str = "Tool call was interrupted and not executed. Please retry if needed.";

@@ -43,6 +43,14 @@ impl Format {
         })
     }
 
+    /// What the list an importer takes is called (in the places its errors name).
+    pub fn input_name(self) -> &'static str {
+        match self {
+            Format::OpenAiResponses => "items",
+            Format::OpenAiChat | Format::Anthropic => "messages",
+        }
+    }
+
     /// The name importers write on what they make (`"provider"` on reasoning parts,
     /// `metadata.interop.format` on messages).
     pub fn name(self) -> &'static str {
@@ -109,6 +117,21 @@ pub fn import(format: Format, data: &Value, system: Option<&Value>) -> Result<Ve
         }
     }
     Ok(out)
+}
+
+/// The messages of the list an importer of `f` takes, each read by `one` with its place
+/// (`messages[3]`, `items[3]`).
+fn each(
+    data: &Value,
+    f: Format,
+    one: impl Fn(&Value, &str) -> Result<Message>,
+) -> Result<Vec<Message>> {
+    let name = f.input_name();
+    interop::array(data, name)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| one(v, &format!("{name}[{i}]")))
+        .collect()
 }
 
 /// A located format error: `at("messages[3].tool_calls[0].function", "missing \"name\"")`.

@@ -5,7 +5,7 @@ use super::interop::{
     Keep,
 };
 use super::out::J;
-use super::plan::{answered, own_calls, plan, AnswerSrc, Call, CallSrc, Grammar, Step};
+use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Message, Part, Role};
@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 const F: Format = Format::OpenAiChat;
 
 pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
-    let p = plan(messages, Grammar::MaxLen(40), "OpenAI Chat");
+    let p = Target::OpenAiChat.plan(messages);
     p.check(opts.strict)?;
     let mut out: Vec<J<'a>> = Vec::with_capacity(p.msgs.len());
     for step in &p.steps {
@@ -61,7 +61,9 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
                         AnswerSrc::Part(part) => {
                             tool_obj(id, result_content(part.get("content"), &mut media)).done()
                         }
-                        AnswerSrc::Interrupted => tool_obj(id, J::Str(interop::INTERRUPTED)).done(),
+                        AnswerSrc::Interrupted => {
+                            tool_obj(id, J::Str(crate::message::INTERRUPTED)).done()
+                        }
                     });
                 }
                 if !media.is_empty() {
@@ -326,12 +328,7 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
 // ---- import -----------------------------------------------------------------------------
 
 pub fn import(data: &Value) -> Result<Vec<Message>> {
-    let items = array(data, "messages")?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| message_in(v, &format!("messages[{i}]")))
-        .collect()
+    super::each(data, F, message_in)
 }
 
 pub fn message_in(v: &Value, at: &str) -> Result<Message> {

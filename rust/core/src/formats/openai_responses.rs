@@ -6,11 +6,11 @@
 //! as it came and to this format only.
 
 use super::interop::{
-    self, arguments, array, block, finish, kind, object, opt_str, own_reasoning, req_str,
-    source_url, url_source, Keep,
+    self, arguments, block, finish, kind, object, opt_str, own_reasoning, req_str, source_url,
+    url_source, Keep,
 };
 use super::out::{Obj, J};
-use super::plan::{answered, own_calls, plan, AnswerSrc, Call, CallSrc, Grammar, Step};
+use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
 use super::{err, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Kind, Message, Part, Role};
@@ -23,7 +23,7 @@ pub fn export<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>
     if !opts.pair {
         return export_as_is(messages, opts);
     }
-    let p = plan(messages, Grammar::MaxLen(64), "OpenAI Responses");
+    let p = Target::OpenAiResponses.plan(messages);
     p.check(opts.strict)?;
     let mut req = Request::new(opts, p.msgs.len());
     for step in &p.steps {
@@ -143,7 +143,7 @@ fn output_item<'a>(call_id: Cow<'a, str>, src: AnswerSrc<'a>) -> J<'a> {
             },
             None,
         ),
-        AnswerSrc::Interrupted => (J::Str(interop::INTERRUPTED), None),
+        AnswerSrc::Interrupted => (J::Str(crate::message::INTERRUPTED), None),
     };
     let o = J::obj()
         .put("type", J::Lit("function_call_output"))
@@ -444,12 +444,7 @@ fn call_out<'a>(c: &Call<'a>, own: bool) -> J<'a> {
 // ---- import -----------------------------------------------------------------------------
 
 pub fn import(data: &Value) -> Result<Vec<Message>> {
-    let items = array(data, "items")?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| item_in(v, &format!("items[{i}]")))
-        .collect()
+    super::each(data, F, item_in)
 }
 
 pub fn item_in(v: &Value, at: &str) -> Result<Message> {

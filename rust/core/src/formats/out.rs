@@ -43,7 +43,7 @@ pub enum J<'a> {
 /// Zero or more items of an array that depend on one message and nothing else: what a
 /// message exports to when the request needs no repair of it (its ids kept, nothing moved).
 /// They are made on demand, so that a writer that kept what it made for this message the
-/// last time (the binding, `pieces.rs`) need not make them again: an agent sends the same
+/// last time (the binding's export cache) need not make them again: an agent sends the same
 /// messages every turn. `slot` names what they are (the format and the message's place),
 /// so that what is kept for one is never given for another.
 #[derive(Clone, Copy)]

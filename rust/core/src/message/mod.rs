@@ -7,7 +7,7 @@ mod calls;
 mod fields;
 mod part;
 
-pub use calls::{entry_call_id, part_call_id, At, Found};
+pub use calls::{entry_call_id, part_call_id, At, CallSrc, Found, INTERRUPTED};
 
 pub use fields::Fields;
 pub use part::{
@@ -226,33 +226,17 @@ impl Message {
         }
     }
 
+    /// What adding `messages` in order does to `needs_response`: the last message that
+    /// changes it decides (`None`: none does).
+    pub fn needs_response_after_all<'a>(
+        messages: impl DoubleEndedIterator<Item = &'a Message>,
+    ) -> Option<bool> {
+        messages.rev().find_map(Message::needs_response_after)
+    }
+
     pub fn is_tool_result(&self) -> bool {
         self.role == Role::Tool
             || matches!(&self.content, Content::Parts(p) if p.iter().any(|p| part_type(p) == Some("tool_result")))
-    }
-
-    /// Every call this message makes: `tool_calls` entries, then `tool_use` parts, as (id, name).
-    pub fn calls(&self) -> Vec<(String, Option<String>)> {
-        let mut out = Vec::new();
-        for c in &self.tool_calls {
-            if let Some(id) = c.get("id").and_then(Value::as_str) {
-                out.push((
-                    id.to_string(),
-                    c.get("name").and_then(Value::as_str).map(str::to_string),
-                ));
-            }
-        }
-        if let Content::Parts(parts) = &self.content {
-            for p in parts.iter().filter(|p| part_type(p) == Some("tool_use")) {
-                if let Some(id) = p.get("call_id").and_then(Value::as_str) {
-                    out.push((
-                        id.to_string(),
-                        p.get("name").and_then(Value::as_str).map(str::to_string),
-                    ));
-                }
-            }
-        }
-        out
     }
 
     /// Every call id this message answers: its `tool_call_id` (role tool) and `tool_result` parts.

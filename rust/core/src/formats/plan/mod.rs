@@ -8,15 +8,16 @@
 //! orphan and is left out; so is a second answer to the same call.
 
 mod answers;
+mod outline;
 
-use super::interop::INTERRUPTED;
+pub use outline::{Outline, OutlineAnswer, OutlineCall, OutlineStep, Target};
+
 use crate::error::{Error, Result};
-use crate::message::{
-    entry_call_id, part_call_id, part_type, small_get, At, Content, Kind, Message, Part, Role,
-};
+pub use crate::message::CallSrc;
+use crate::message::{part_type, Content, Kind, Message, Part, Role, INTERRUPTED};
 use answers::Given;
 use rustc_hash::FxHashSet as HashSet;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -28,12 +29,16 @@ pub enum Grammar {
     MaxLen(usize),
     /// `^[a-zA-Z0-9_-]+$` (Anthropic).
     Word,
+    /// Any id, made once or more: a framework's objects carry ids as they are (LangChain,
+    /// Pydantic AI), and the model behind them gets whatever its own client makes of them.
+    Any,
 }
 
 impl Grammar {
     pub fn accepts(self, id: &str) -> bool {
         match self {
             Grammar::MaxLen(n) => !id.is_empty() && id.chars().count() <= n,
+            Grammar::Any => true,
             Grammar::Word => {
                 !id.is_empty()
                     && id
@@ -48,7 +53,7 @@ impl Grammar {
     fn map(self, id: &str, salt: u32) -> String {
         let keep = match self {
             Grammar::MaxLen(n) => n.saturating_sub(13).min(48),
-            Grammar::Word => 48,
+            Grammar::Word | Grammar::Any => 48,
         };
         let base: String = id
             .chars()
@@ -64,25 +69,6 @@ impl Grammar {
             format!("call_{hex}")
         } else {
             format!("{base}_{hex}")
-        }
-    }
-}
-
-/// Where a call is written in its message.
-#[derive(Debug, Clone, Copy)]
-pub enum CallSrc<'a> {
-    /// A `tool_calls` entry.
-    Entry(&'a Map<String, Value>),
-    /// A `tool_use` part.
-    Part(&'a Part),
-}
-
-impl<'a> CallSrc<'a> {
-    /// The call's id, as the message's own string.
-    fn id(self) -> &'a str {
-        match self {
-            CallSrc::Part(p) => part_call_id(p).unwrap_or(""),
-            CallSrc::Entry(c) => entry_call_id(c),
         }
     }
 }
@@ -107,18 +93,11 @@ impl<'a> Call<'a> {
 
     /// The tool's name ("" when the call has none).
     pub fn name(&self) -> &'a str {
-        let v = match self.src {
-            CallSrc::Part(p) => p.get("name"),
-            CallSrc::Entry(c) => small_get(c, "name"),
-        };
-        v.and_then(Value::as_str).unwrap_or("")
+        self.src.name()
     }
 
     pub fn arguments(&self) -> Option<&'a Value> {
-        match self.src {
-            CallSrc::Part(p) => p.get("arguments"),
-            CallSrc::Entry(c) => small_get(c, "arguments"),
-        }
+        self.src.arguments()
     }
 }
 
@@ -135,6 +114,8 @@ pub enum AnswerSrc<'a> {
 #[derive(Debug, Clone)]
 pub struct Answer<'a> {
     pub target: Cow<'a, str>,
+    /// The call it answers (index into the plan's calls, see [`Plan::call`]).
+    pub call: u32,
     pub src: AnswerSrc<'a>,
     /// The message (index into `Plan::msgs`) it came from.
     pub at: Option<usize>,
@@ -205,6 +186,11 @@ pub struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
+    /// The `g`-th call of the request (an [`Answer::call`]).
+    pub fn call(&self, g: u32) -> &Call<'a> {
+        &self.calls[g as usize]
+    }
+
     /// The calls message `i` makes (assistant messages only).
     pub fn calls(&self, i: usize) -> &[Call<'a>] {
         let r = &self.spans[i];
@@ -221,36 +207,33 @@ impl<'a> Plan<'a> {
 
     /// Refuse when `strict` and anything was repaired.
     pub fn check(&self, strict: bool) -> Result<()> {
-        if strict && !self.problems.is_empty() {
-            return Err(Error::Format(format!(
-                "the request would need {} repair{}: {}",
-                self.problems.len(),
-                if self.problems.len() == 1 { "" } else { "s" },
-                self.problems.join("; ")
-            )));
-        }
-        Ok(())
+        refuse(&self.problems, strict)
     }
+}
+
+/// With `strict`, a `FormatError` listing every repair (none: `Ok`).
+fn refuse(problems: &[String], strict: bool) -> Result<()> {
+    if strict && !problems.is_empty() {
+        return Err(Error::Format(format!(
+            "the request would need {} repair{}: {}",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" },
+            problems.join("; ")
+        )));
+    }
+    Ok(())
 }
 
 /// The calls an assistant message makes (`Message::calls`: found once), onto `out`, with
 /// their ids as the plan reads them (kept with the message's calls).
 fn calls_of<'a>(m: &'a Message, out: &mut Vec<Call<'a>>) {
     for f in m.found_calls() {
-        let src = at(m, f.at);
+        let src = m.call_at(f.at);
         out.push(Call {
             id: &f.id,
             target: Cow::Borrowed(&f.id),
             src,
         });
-    }
-}
-
-fn at(m: &Message, at: At) -> CallSrc<'_> {
-    match (at, &m.content) {
-        (At::Part(i), Content::Parts(parts)) => CallSrc::Part(&parts[i as usize]),
-        (At::Entry(i), _) => CallSrc::Entry(&m.tool_calls[i as usize]),
-        (At::Part(_), _) => unreachable!("a tool_use part is found in parts"),
     }
 }
 
@@ -260,7 +243,7 @@ pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
     m.found_calls()
         .iter()
         .map(|f| {
-            let src = at(m, f.at);
+            let src = m.call_at(f.at);
             Call {
                 id: src.id(),
                 target: Cow::Borrowed(src.id()),
@@ -271,6 +254,19 @@ pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
 }
 
 pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Plan<'a> {
+    plan_with(messages, grammar, target, None)
+}
+
+/// A tool message that answers no call but is sent where it is (a framework's message kind
+/// for it: LangChain's `FunctionMessage`), instead of being left out.
+pub type SentUnanswering = fn(&Message) -> bool;
+
+pub fn plan_with<'a>(
+    messages: &[&'a Message],
+    grammar: Grammar,
+    target: &str,
+    sent_unanswering: Option<SentUnanswering>,
+) -> Plan<'a> {
     // One pass over the messages gathers all the plan reads of them: at 100k messages each
     // is memory of its own, and every later step works on what is gathered here.
     let mut tools = None;
@@ -313,7 +309,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
         HashSet::with_capacity_and_hasher(calls.len(), Default::default());
     let keep: Vec<bool> = calls
         .iter()
-        .map(|c| grammar.accepts(c.id) && kept.insert(c.id))
+        .map(|c| grammar.accepts(c.id) && (matches!(grammar, Grammar::Any) || kept.insert(c.id)))
         .collect();
     if keep.iter().any(|k| !k) {
         let mut used: HashSet<String> = HashSet::default();
@@ -358,7 +354,8 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
             }
             found.clear();
             dangling.clear();
-            for c in &calls[spans[i].start as usize..spans[j - 1].end as usize] {
+            let first = spans[i].start;
+            for (ci, c) in (first..).zip(&calls[first as usize..spans[j - 1].end as usize]) {
                 // The first answer to this id after the run (earlier ones are orphans).
                 let hit = given.meet(c.id, j);
                 match hit {
@@ -379,6 +376,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                                     Cow::Borrowed(_) => Cow::Borrowed(a.id),
                                     Cow::Owned(_) => c.target.clone(),
                                 },
+                                call: ci,
                                 src: a.src,
                                 at: Some(a.at),
                             },
@@ -392,6 +390,7 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                         ));
                         dangling.push(Answer {
                             target: c.target.clone(),
+                            call: ci,
                             src: AnswerSrc::Interrupted,
                             at: None,
                         });
@@ -422,10 +421,11 @@ pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Pla
                 g.id
             ));
         }
-        if rows[i].unanswering {
+        let sent_here = rows[i].unanswering && sent_unanswering.is_some_and(|f| f(msgs[i]));
+        if rows[i].unanswering && !sent_here {
             problems.push("a tool message without a tool_call_id; left out".to_string());
         }
-        if role != Role::Tool && absorbed != Some(i) {
+        if (role != Role::Tool || sent_here) && absorbed != Some(i) {
             steps.push(Step::Msg(i));
         }
         i += 1;

@@ -7,12 +7,13 @@
 //! and given again when nobody else holds it and it is as made (`pieces`); the rest of a
 //! request is new every time.
 
-use crate::leaves::{Key, Leaves};
+use super::ffi;
+use super::leaves::{Key, Leaves};
+use super::Mode;
 use crate::message::Handle;
 use ctxfold_core::formats::out::Piece;
 use ctxfold_core::formats::J;
 use ctxfold_core::Message;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString};
 use rustc_hash::FxHashMap;
@@ -31,6 +32,8 @@ pub struct Build<'py, 'r> {
     by_address: Option<FxHashMap<usize, usize>>,
     /// The message whose object is being written, and its strings.
     scope: Option<(&'r Message, &'r Leaves)>,
+    /// What the cache may keep and give, read once per request.
+    mode: Mode,
 }
 
 impl<'py, 'r> Build<'py, 'r> {
@@ -44,21 +47,12 @@ impl<'py, 'r> Build<'py, 'r> {
             cursor: 0,
             by_address: None,
             scope: None,
+            mode: Mode::get(),
         }
     }
 
     fn name(&mut self, s: &'static str) -> &Bound<'py, PyString> {
-        let py = self.py;
-        self.names
-            .entry(s.as_ptr() as usize)
-            .or_insert_with(|| PyString::intern(py, s))
-    }
-
-    fn key(&mut self, k: &str) -> &Bound<'py, PyString> {
-        let py = self.py;
-        self.keys
-            .entry((k.as_ptr() as usize, k.len()))
-            .or_insert_with(|| PyString::intern(py, k))
+        interned(&mut self.names, self.py, s.as_ptr() as usize, s)
     }
 
     /// The handle of `m`: exporters write messages mostly in order, so it is looked for at
@@ -114,7 +108,7 @@ impl<'py, 'r> Build<'py, 'r> {
             J::Obj(entries) => self.dict(entries)?.into_any(),
             J::Of(m, entries) => {
                 let outer = self.scope;
-                self.scope = match self.handle_of(m) {
+                self.scope = match self.strings_of(m) {
                     Some(h) => Some((*m, h.leaves(py)?)),
                     None => None,
                 };
@@ -144,14 +138,18 @@ impl<'py, 'r> Build<'py, 'r> {
     /// made now (the message's strings its own) and kept.
     fn piece(&mut self, p: &Piece<'r>, out: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {
         let py = self.py;
-        let Some(h) = self.handle_of(p.of) else {
+        let Some(h) = self.strings_of(p.of) else {
             for j in p.make() {
                 out.push(self.object(&j)?);
             }
             return Ok(());
         };
-        let kept = h.pieces(py)?;
-        if kept.lend(py, p.slot, out) {
+        let kept = if self.mode.keeps_pieces() {
+            Some(h.pieces(py)?)
+        } else {
+            None
+        };
+        if kept.is_some_and(|k| k.lend(py, p.slot, out)) {
             return Ok(());
         }
         let outer = self.scope;
@@ -163,60 +161,52 @@ impl<'py, 'r> Build<'py, 'r> {
             .try_for_each(|j| self.object(j).map(|o| out.push(o)));
         self.scope = outer;
         made?;
-        kept.keep(p.slot, &out[start..]);
+        if let Some(k) = kept {
+            k.keep(p.slot, &out[start..]);
+        }
         Ok(())
+    }
+
+    /// The handle of `m` when the cache may keep its strings (else its strings are made anew).
+    fn strings_of(&mut self, m: &Message) -> Option<&'r Handle> {
+        if !self.mode.keeps_strings() {
+            return None;
+        }
+        self.handle_of(m)
     }
 
     fn dict(
         &mut self,
         entries: &[(ctxfold_core::formats::out::Key<'r>, J<'r>)],
     ) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(self.py);
+        let py = self.py;
+        let d = PyDict::new(py);
         for (k, v) in entries {
-            let key = self.key(k).as_ptr();
-            // Constants and a message's strings already made are lent to the dict, which
-            // takes its own reference.
+            // The keys and constants are held by the build, and a message's strings already
+            // made by its leaves: all are lent to the dict, which takes its own reference
+            // (`ffi::dict_set`: two calls fewer per entry, on every entry of a request).
+            let id = (k.as_ptr() as usize, k.len());
             if let J::Lit(s) = v {
-                let name = self.name(s).as_ptr();
-                self.set(&d, key, name)?;
+                let name = interned(&mut self.names, py, s.as_ptr() as usize, s);
+                let key = interned(&mut self.keys, py, id, k);
+                ffi::dict_set(&d, key.as_borrowed(), name.as_any().as_borrowed())?;
                 continue;
             }
-            if let Some(s) = text_of(v) {
-                if self.lend(&d, key, Key::text(s))? {
+            if let (Some(s), Some((_, leaves))) = (text_of(v), self.scope) {
+                let key = interned(&mut self.keys, py, id, k);
+                let lent = leaves.lend(py, Key::text(s), |value| {
+                    ffi::dict_set(&d, key.as_borrowed(), value)
+                });
+                if let Some(done) = lent {
+                    done?;
                     continue;
                 }
             }
             let value = self.object(v)?;
-            self.set(&d, key, value.as_ptr())?;
+            let key = interned(&mut self.keys, py, id, k);
+            ffi::dict_set(&d, key.as_borrowed(), value.as_borrowed())?;
         }
         Ok(d)
-    }
-
-    /// `d[key] = ` the scope message's string at `leaf`, if it has one made; whether it did.
-    fn lend(&self, d: &Bound<'py, PyDict>, key: *mut ffi::PyObject, leaf: Key) -> PyResult<bool> {
-        match self.scope {
-            Some((_, leaves)) => leaves
-                .lend(leaf, |value| self.set(d, key, value))
-                .transpose()
-                .map(|done| done.is_some()),
-            None => Ok(false),
-        }
-    }
-
-    /// `d[key] = value` for objects this build holds (the key, a constant) without taking
-    /// references of its own to them: two calls fewer per entry, on every entry of a request.
-    fn set(
-        &self,
-        d: &Bound<'py, PyDict>,
-        key: *mut ffi::PyObject,
-        value: *mut ffi::PyObject,
-    ) -> PyResult<()> {
-        // SAFETY: the GIL is held (`self.py`); `d` is a dict, `key` a str the build keeps
-        // alive and `value` a live object; `PyDict_SetItem` takes its own references.
-        if unsafe { ffi::PyDict_SetItem(d.as_ptr(), key, value) } < 0 {
-            return Err(PyErr::fetch(self.py));
-        }
-        Ok(())
     }
 
     /// A value of a message, its strings the scope's own.
@@ -241,6 +231,16 @@ impl<'py, 'r> Build<'py, 'r> {
             other => crate::pyser::to_object(py, other)?,
         })
     }
+}
+
+/// The Python string for `s`, made (interned) the first time this build meets `id`.
+fn interned<'m, 'py, K: std::hash::Hash + Eq>(
+    map: &'m mut FxHashMap<K, Bound<'py, PyString>>,
+    py: Python<'py>,
+    id: K,
+    s: &str,
+) -> &'m Bound<'py, PyString> {
+    map.entry(id).or_insert_with(|| PyString::intern(py, s))
 }
 
 /// The string a leaf of the tree is, when it is one borrowed from a message.

@@ -19,7 +19,7 @@
 //! only as `id()`s reused across requests that were not alive at the same time. Free-threaded
 //! builds keep nothing (a reference count there is not a reliable "nobody else").
 
-use pyo3::ffi;
+use super::ffi::{self, Node};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 
@@ -91,8 +91,7 @@ impl Pieces {
         for i in [1 - k.last, k.last] {
             let Some(c) = &k.copies[i] else { continue };
             // Nothing in the check runs Python code: it reads dicts, lists and addresses.
-            // SAFETY: the GIL is held (`py`).
-            match unsafe { c.check() } {
+            match c.check(py) {
                 Check::Held => {}
                 Check::Changed => k.copies[i] = None,
                 Check::Free => {
@@ -133,6 +132,21 @@ impl Pieces {
         k.copies[at] = Some(record);
         k.last = at;
     }
+
+    /// How many copies are kept (what `export_cache_usage` counts).
+    pub fn len(&self) -> usize {
+        let kept = self.lock();
+        kept.first
+            .iter()
+            .chain(&kept.more)
+            .map(|k| k.copies.iter().flatten().count())
+            .sum()
+    }
+
+    /// Drop every kept copy (`export_cache_clear`).
+    pub fn clear(&self) {
+        *self.lock() = Slots::default();
+    }
 }
 
 /// What a piece's items held when made, in walking order: for each dict or list its size
@@ -167,8 +181,7 @@ impl Record {
             held: items.iter().skip(1).map(|o| o.clone().unbind()).collect(),
         };
         for o in items {
-            // SAFETY: the GIL is held (`o` is bound); `note` only reads what it is given.
-            unsafe { r.note(o.py(), o.as_ptr(), 0)? };
+            r.note(o.as_borrowed(), 0)?;
         }
         Some(Record {
             first: items.first().map(|o| o.clone().unbind()),
@@ -185,13 +198,10 @@ impl Record {
 
     /// Whether `items` are free to give (ours is the only reference to each, each dict and
     /// list in them is held by its parent alone) and hold what they held when recorded.
-    ///
-    /// # Safety
-    /// The GIL must be held.
-    unsafe fn check(&self) -> Check {
+    fn check(&self, py: Python<'_>) -> Check {
         let mut at = 0;
         for o in self.items() {
-            match self.same(o.as_ptr(), &mut at) {
+            match self.same(o.bind_borrowed(py), &mut at) {
                 Check::Free => {}
                 other => return other,
             }
@@ -203,7 +213,7 @@ impl Record {
         }
     }
 
-    unsafe fn same(&self, o: *mut ffi::PyObject, at: &mut usize) -> Check {
+    fn same(&self, o: Borrowed<'_, '_, PyAny>, at: &mut usize) -> Check {
         let Some(&want) = self.walk.get(*at) else {
             return Check::Changed;
         };
@@ -211,22 +221,21 @@ impl Record {
         // A recorded object is checked by address alone, without reading it (most of a
         // request is strings, each in memory of its own).
         if want & 1 == 0 {
-            return if want == o as usize {
+            return if want == ffi::address(o) {
                 Check::Free
             } else {
                 Check::Changed
             };
         }
-        let kind = container(o);
-        if kind.is_some() && ffi::Py_REFCNT(o) != 1 {
+        let node = ffi::node(o);
+        if matches!(node, Node::Dict(_) | Node::List(_)) && ffi::refcnt(o) != 1 {
             return Check::Held;
         }
-        match kind {
-            Some(DICT) if want == ffi::PyDict_Size(o) as usize * 4 + DICT => {
-                let mut pos: ffi::Py_ssize_t = 0;
-                let mut k: *mut ffi::PyObject = std::ptr::null_mut();
-                let mut v: *mut ffi::PyObject = std::ptr::null_mut();
-                while ffi::PyDict_Next(o, &mut pos, &mut k, &mut v) != 0 {
+        // Written out, not through iterator adaptors: this runs for every dict and list of a
+        // request.
+        match node {
+            Node::Dict(d) if want == ffi::dict_len(d) * 4 + DICT => {
+                for (k, v) in ffi::dict_entries(d) {
                     for x in [k, v] {
                         match self.same(x, at) {
                             Check::Free => {}
@@ -236,9 +245,9 @@ impl Record {
                 }
                 Check::Free
             }
-            Some(LIST) if want == ffi::PyList_Size(o) as usize * 4 + LIST => {
-                for i in 0..ffi::PyList_Size(o) {
-                    match self.same(ffi::PyList_GetItem(o, i), at) {
+            Node::List(l) if want == ffi::list_len(l) * 4 + LIST => {
+                for x in ffi::list_items(l) {
+                    match self.same(x, at) {
                         Check::Free => {}
                         other => return other,
                     }
@@ -257,35 +266,29 @@ struct Noting {
 }
 
 impl Noting {
-    unsafe fn note(&mut self, py: Python<'_>, o: *mut ffi::PyObject, depth: usize) -> Option<()> {
+    fn note(&mut self, o: Borrowed<'_, '_, PyAny>, depth: usize) -> Option<()> {
         if depth > DEEPEST {
             return None;
         }
-        match container(o) {
-            Some(DICT) => {
-                self.walk.push(ffi::PyDict_Size(o) as usize * 4 + DICT);
-                let mut pos: ffi::Py_ssize_t = 0;
-                let mut k: *mut ffi::PyObject = std::ptr::null_mut();
-                let mut v: *mut ffi::PyObject = std::ptr::null_mut();
-                while ffi::PyDict_Next(o, &mut pos, &mut k, &mut v) != 0 {
-                    self.note(py, k, depth + 1)?;
-                    self.note(py, v, depth + 1)?;
+        match ffi::node(o) {
+            Node::Dict(d) => {
+                self.walk.push(ffi::dict_len(d) * 4 + DICT);
+                for (k, v) in ffi::dict_entries(d) {
+                    self.note(k, depth + 1)?;
+                    self.note(v, depth + 1)?;
                 }
             }
-            Some(_) => {
-                let n = ffi::PyList_Size(o);
-                self.walk.push(n as usize * 4 + LIST);
-                for i in 0..n {
-                    self.note(py, ffi::PyList_GetItem(o, i), depth + 1)?;
+            Node::List(l) => {
+                self.walk.push(ffi::list_len(l) * 4 + LIST);
+                for x in ffi::list_items(l) {
+                    self.note(x, depth + 1)?;
                 }
             }
-            None => {
-                if !immutable(o) {
-                    return None;
-                }
-                self.walk.push(o as usize);
-                self.held.push(Bound::from_borrowed_ptr(py, o).unbind());
+            Node::Atom => {
+                self.walk.push(ffi::address(o));
+                self.held.push(o.to_owned().unbind());
             }
+            Node::Other => return None,
         }
         Some(())
     }
@@ -299,29 +302,4 @@ enum Check {
     Held,
     /// It was changed since it was made: dropped.
     Changed,
-}
-
-/// `Some(DICT)` or `Some(LIST)` for an exact dict or list.
-unsafe fn container(o: *mut ffi::PyObject) -> Option<usize> {
-    let ty = ffi::Py_TYPE(o);
-    if ty == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
-        Some(DICT)
-    } else if ty == std::ptr::addr_of_mut!(ffi::PyList_Type) {
-        Some(LIST)
-    } else {
-        None
-    }
-}
-
-/// An exact str, int, float or bool, or None.
-unsafe fn immutable(o: *mut ffi::PyObject) -> bool {
-    let ty = ffi::Py_TYPE(o);
-    o == ffi::Py_None()
-        || [
-            std::ptr::addr_of_mut!(ffi::PyUnicode_Type),
-            std::ptr::addr_of_mut!(ffi::PyLong_Type),
-            std::ptr::addr_of_mut!(ffi::PyFloat_Type),
-            std::ptr::addr_of_mut!(ffi::PyBool_Type),
-        ]
-        .contains(&ty)
 }

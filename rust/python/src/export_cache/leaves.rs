@@ -65,11 +65,29 @@ impl Leaves {
     }
 
     /// `f` of the string at `key`, when one is kept, lent (no reference taken: `f` must
-    /// take its own if it keeps it, as `PyDict_SetItem` does).
-    pub fn lend<R>(&self, key: Key, f: impl FnOnce(*mut pyo3::ffi::PyObject) -> R) -> Option<R> {
+    /// take its own if it keeps it, as a dict it is set in does).
+    pub fn lend<'py, R>(
+        &self,
+        py: Python<'py>,
+        key: Key,
+        f: impl FnOnce(Borrowed<'_, 'py, PyAny>) -> R,
+    ) -> Option<R> {
         let v = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let at = v.binary_search_by(|(k, _)| k.cmp(&key)).ok()?;
-        Some(f(v[at].1.as_ptr()))
+        Some(f(v[at].1.bind(py).as_any().as_borrowed()))
+    }
+
+    /// How many strings are kept (what `export_cache_usage` counts).
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Drop every kept string (`export_cache_clear`).
+    pub fn clear(&self) {
+        let taken = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        // Released after the lock: dropping a str never runs Python code, but nothing need
+        // wait on it.
+        drop(taken);
     }
 
     fn find<'py>(&self, py: Python<'py>, key: Key) -> Option<Bound<'py, PyString>> {
