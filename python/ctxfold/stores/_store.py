@@ -7,11 +7,12 @@ import os
 import re
 import threading
 from types import SimpleNamespace, TracebackType
+from typing import Any
 
 from .. import _core, _runtime
 from .._context import Context
 from ..errors import ConflictError, DecodeError, StoreError
-from ._rows import Backend, StoredContext, Write
+from ._rows import Backend, StoredContext, Write, count_column
 
 __all__ = ["Store"]
 
@@ -43,6 +44,16 @@ def _open(url: str | os.PathLike[str], durable: bool) -> tuple[str, Backend]:
 
     path = os.path.abspath(path)
     return f"sqlite://{path}", SQLiteBackend(path, durable=durable)
+
+
+def _fields_of(context_id: str, runtime: dict[str, Any]) -> SimpleNamespace:
+    """The runtime fields of a stored state, read and checked as a load reads them."""
+    fields = SimpleNamespace()
+    try:
+        _runtime.load(fields, runtime, False)
+    except DecodeError as e:
+        raise DecodeError(f"context {context_id}: {e}") from None
+    return fields
 
 
 def _text(column: str | bytes) -> str:
@@ -123,12 +134,13 @@ class Store:
         r = self._db.read(context_id)
         if r is None:
             raise KeyError(context_id)
-        core, rt, versioned = _core.store_load(context_id, r.head, r.state, r.content, r.events)
+        head = count_column(context_id, "next_seq", r.head)
+        core, rt, versioned = _core.store_load(context_id, head, r.state, r.content, r.events)
         try:
             ctx = Context._from_loaded(core, rt, not versioned)
         except DecodeError as e:
             raise DecodeError(f"context {context_id}: {e}") from None
-        ctx.stored_seq = r.head
+        ctx.stored_seq = head
         ctx._stored_state = (self._name, _text(r.state))
         return ctx
 
@@ -137,7 +149,8 @@ class Store:
         one indexed read; ``None`` when the store does not hold it. Our extension of SPEC §11."""
         if not isinstance(context_id, str):
             raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
-        return self._db.head(context_id)
+        head = self._db.head(context_id)
+        return None if head is None else count_column(context_id, "next_seq", head)
 
     def refresh(self, ctx: Context) -> int:
         """Bring ``ctx``, saved to or loaded from this store, up to what the store holds now:
@@ -161,36 +174,29 @@ class Store:
             if peek is None:
                 raise ConflictError(f"context {ctx.id} is not in the store any more (deleted): nothing to "
                                     "catch up with")
-            if peek[0] == expected and _text(peek[1]) == stored[1]:
+            if count_column(ctx.id, "next_seq", peek[0]) == expected and _text(peek[1]) == stored[1]:
                 return 0
-            if ctx.next_seq != expected:
+            if ctx.next_seq != expected:  # the quick answer; the core decides under its lock
                 raise ConflictError(f"context {ctx.id} holds unsaved events from seq {expected} on, and the "
                                     f"store moved on (to seq {peek[0]}): reload and redo them, or rewind them")
             # The last event both should share comes too: it is the test of lineage.
             r = self._db.read_since(ctx.id, max(expected - 1, 0), len(ctx._core.content_map))
             if r is None:
                 raise ConflictError(f"context {ctx.id} is not in the store any more (deleted)")
-            events = r.events
-            if expected > 0:
-                if r.head < expected or not events or events[0][0] != expected - 1 \
-                        or not _core.store_holds_event(ctx._core, expected - 1, events[0][1]):
-                    raise ConflictError(f"context {ctx.id}: the store holds another history under this id "
-                                        f"(its seq {expected - 1} is not this context's): it was deleted and "
-                                        "saved anew; load it again")
-                events = events[1:]
-            prepared = _core.store_refresh_prepare(ctx._core, r.head, r.state, r.content, events)
-            if isinstance(prepared, str):
-                raise ConflictError(f"context {ctx.id}: the store holds another context under this id: "
-                                    f"{prepared}")
-            fields = SimpleNamespace()
-            try:
-                _runtime.load(fields, prepared.runtime, False)
-            except DecodeError as e:
-                raise DecodeError(f"context {ctx.id}: {e}") from None
-            applied = _core.store_refresh_apply(ctx._core, prepared)
+            head = count_column(ctx.id, "next_seq", r.head)
+            # One step in the core, under the context's lock: the rows are checked against the
+            # context as it is (an append racing this refresh is seen, not misread as a bad
+            # row), the runtime fields are read by `fields_of`, and only then is anything applied.
+            # `check` runs while the core holds the context: it must not touch `ctx`.
+            cid = ctx.id
+            done = _core.store_refresh(ctx._core, expected, head, r.state, r.content, r.events,
+                                       lambda rt: _fields_of(cid, rt))
+            if isinstance(done, str):
+                raise ConflictError(f"context {ctx.id}: {done}")
+            applied, fields = done
             for f in _runtime.PERSISTED:
                 setattr(ctx, f.name, getattr(fields, f.name))
-            ctx.stored_seq = r.head
+            ctx.stored_seq = head
             ctx._stored_state = (self._name, _text(r.state))
             return applied
 
