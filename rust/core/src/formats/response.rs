@@ -32,11 +32,13 @@ fn check_counts(u: &Value, path: &str) -> Result<()> {
     for (k, v) in fields {
         let at = format!("{path}.{k}");
         match v {
-            Value::Object(_) => check_counts(v, &at)?,
             Value::Null => {}
-            _ if k.ends_with("_tokens") && v.as_u64().is_none() => {
-                return Err(err(&at, format!("{v} is not a non-negative integer count")))
+            _ if k.ends_with("_tokens") => {
+                if v.as_u64().is_none() {
+                    return Err(err(&at, format!("{v} is not a non-negative integer count")));
+                }
             }
+            Value::Object(_) => check_counts(v, &at)?,
             _ => {}
         }
     }
