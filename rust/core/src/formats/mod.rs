@@ -11,9 +11,11 @@ pub mod anthropic;
 pub mod interop;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod order;
 pub mod out;
 pub mod plan;
 pub mod response;
+pub mod shapes;
 pub mod tools;
 
 use crate::error::{Error, Result};
@@ -94,11 +96,21 @@ pub fn export<'a>(format: Format, messages: &[&'a Message], opts: ExportOptions)
 
 /// Messages from a request's messages (`system`: Anthropic's top-level system prompt).
 pub fn import(format: Format, data: &Value, system: Option<&Value>) -> Result<Vec<Message>> {
-    match format {
+    let mut messages = match format {
         Format::OpenAiChat => openai_chat::import(data),
         Format::OpenAiResponses => openai_responses::import(data),
         Format::Anthropic => anthropic::import(data, system),
+    }?;
+    // Anthropic's `system` adds a leading message, and one user turn may hold several
+    // answers: its messages are one per wire turn only when the counts agree (`keep_shapes`
+    // checks).
+    if let Value::Array(wire) = data {
+        let lead = messages.len().saturating_sub(wire.len()).min(1);
+        if system.is_some() || lead == 0 {
+            order::keep_shapes(format, &mut messages[lead..], wire);
+        }
     }
+    Ok(messages)
 }
 
 /// A located format error: `at("messages[3].tool_calls[0].function", "missing \"name\"")`.
