@@ -218,3 +218,15 @@ def test_refresh_racing_appends_is_a_conflict_or_success(store_url):
             assert reader.messages[-1].text == "local"
     assert not errors, errors[:3]
     assert sum(outcomes.values()) == 120
+
+
+def test_the_cli_shows_a_corrupt_seq_as_one_line(sqlite_url, capsys):
+    from ctxfold._cli import main
+
+    ctx = _saved(sqlite_url)
+    s = Sql(sqlite_url)
+    s.run("UPDATE ctxfold_events SET seq = 'abc' WHERE seq = 1")
+    s.close()
+    assert main(["store", sqlite_url, ctx.id]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"context {ctx.id}: seq 'abc'" in err and "Traceback" not in err
