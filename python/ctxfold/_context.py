@@ -103,8 +103,7 @@ class Context(CompactionMixin):
         """A callable the agent loop may ask to approve a tool call (runtime only)."""
         # The next_seq at the last save to or load from a store; None before. The
         # store also remembers which store and what state text that was, to skip empty saves.
-        self.stored_seq: int | None = None
-        """``next_seq`` at the last save to or load from a store; ``None`` before."""
+        self._stored_seq: int | None = None
         self._stored_state: tuple[str, str] | None = None
         seed = [_as_message(m) for m in messages]
         if seed and isinstance(seed[0], SystemPromptMessage):
@@ -112,6 +111,22 @@ class Context(CompactionMixin):
             self._core.append(seed.pop(0), "system_prompt", None, False)
         if seed:
             self._core.extend(seed, "messages")
+
+    @property
+    def stored_seq(self) -> int | None:
+        """The ``next_seq`` at the last save to or load from a store; ``None`` before. Set it
+        to ``None`` to save the context to a store anew; a value other than ``None`` or a
+        non-negative int is refused when set (``TypeError``, ``ValueError``)."""
+        return self._stored_seq
+
+    @stored_seq.setter
+    def stored_seq(self, value: int | None) -> None:
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"stored_seq must be an int or None, got {type(value).__name__}")
+            if not 0 <= value < 2**64:
+                raise ValueError(f"stored_seq must be a non-negative 64-bit seq, got {value}")
+        self._stored_seq = value
 
     # ---- construction ------------------------------------------------------------------
 
@@ -282,7 +297,8 @@ class Context(CompactionMixin):
 
     def _tail(self, n: int) -> list[Message]:
         """``messages[-n:]`` (``[]`` for 0) without a list of all of them: O(log len + n)."""
-        return _core.shown_tail(self._core, n)
+        # A limit past the transcript is all of it, whatever its size (the core takes a usize).
+        return _core.shown_tail(self._core, min(n, self.message_count))
 
     def _savepoint(self) -> _core.Savepoint:
         """A savepoint of the log, for ``_rewind`` (a store writer that lost a race)."""

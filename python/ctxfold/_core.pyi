@@ -1,9 +1,9 @@
 """Types of the Rust extension (hand-written; checked with ``python -m mypy.stubtest ctxfold._core``)."""
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias, final, overload
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, final, overload
 
 from typing_extensions import disjoint_base
 
@@ -25,11 +25,8 @@ __all__ = [
     "BOOKKEEPING_EVENT_TYPES",
     "store_rows",
     "store_load",
-    "PreparedRows",
     "Savepoint",
-    "store_refresh_prepare",
-    "store_refresh_apply",
-    "store_holds_event",
+    "store_refresh",
     "context_savepoint",
     "context_rewind",
     "shown_tail",
@@ -59,6 +56,7 @@ __version__: str
 
 # A JSON-compatible value: None, bool, int, float, str, list or dict of those.
 _JSON: TypeAlias = Any
+_T = TypeVar("_T")
 _Content: TypeAlias = "str | Sequence[Part | Mapping[str, _JSON]] | None"
 
 def hook_id(name: str) -> str:
@@ -172,30 +170,19 @@ def store_load(
     """(core, runtime fields, versioned) from a store's rows; ``DecodeError`` names the
     context and seq of a bad row."""
 
-@final
-class PreparedRows:
-    """Rows checked against a context by ``store_refresh_prepare``. Not public API."""
-
-    @property
-    def runtime(self) -> dict[str, _JSON]: ...
-    @property
-    def event_count(self) -> int: ...
-
-def store_refresh_prepare(
+def store_refresh(
     core: ContextCore,
+    expected: int,
     head: int,
     state: bytes | str,
     content: Iterable[Sequence[bytes | str]],
     events: Iterable[Sequence[int | bytes | str]],
-) -> PreparedRows:
-    """The rows past ``core``'s ``next_seq`` checked, changing nothing; ``ConflictError`` when
-    they are another context's history, ``DecodeError`` naming the context and seq of a bad row."""
-
-def store_refresh_apply(core: ContextCore, rows: PreparedRows) -> int:
-    """Apply checked rows; how many events were appended."""
-
-def store_holds_event(core: ContextCore, seq: int, row: bytes | str) -> bool:
-    """Whether ``row`` (an event's JSON text) is ``core``'s event ``seq``."""
+    check: Callable[[dict[str, _JSON]], _T],
+) -> tuple[int, _T]:
+    """Catch ``core``, stored at ``expected``, up with rows read from seq ``expected - 1`` on,
+    in one step under its lock: ``check`` reads the state's runtime fields before anything is
+    applied: (events appended, what ``check`` returned). ``ConflictError`` when the store
+    cannot catch it up (unsaved events, another history). ``DecodeError`` names the context and seq of a bad row."""
 
 @final
 class Savepoint:

@@ -26,6 +26,7 @@ from ._front import (
     refresh_needed,
     save_plan,
     saved,
+    stored_head,
 )
 from ._rows import Read, StoredContext, Write
 from ._store import where
@@ -204,7 +205,7 @@ class AsyncStore:
 
     async def head(self, context_id: str) -> int | None:
         """As ``Store.head``: the stored ``next_seq`` of a context, ``None`` when absent."""
-        return await self._db.head(check_id(context_id))
+        return stored_head(context_id, await self._db.head(check_id(context_id)))
 
     async def refresh(self, ctx: Context) -> int:
         """As ``Store.refresh``: apply the events other writers saved since

@@ -6,11 +6,12 @@ and writes between these steps in its own way."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 from .. import _core, _runtime
 from .._context import Context
 from ..errors import ConflictError, DecodeError
-from ._rows import Read, Write
+from ._rows import Read, Write, count_column
 
 __all__ = [
     "check_context",
@@ -82,16 +83,23 @@ def conflict_message(context_id: str, expected: int | None, actual: int | None) 
             f"seq {expected}: another writer saved first; reload, redo the turn, save again")
 
 
+def stored_head(context_id: str, raw: object) -> int | None:
+    """A head column as read (``None``: no such context), checked as a count: a corrupt one is
+    a ``DecodeError`` naming the context."""
+    return None if raw is None else count_column(context_id, "next_seq", raw)
+
+
 def loaded(store: str, context_id: str, r: Read | None) -> Context:
     """The Context a load's rows hold; ``KeyError`` when there were none."""
     if r is None:
         raise KeyError(context_id)
-    core, rt, versioned = _core.store_load(context_id, r.head, r.state, r.content, r.events)
+    head = count_column(context_id, "next_seq", r.head)
+    core, rt, versioned = _core.store_load(context_id, head, r.state, r.content, r.events)
     try:
         ctx = Context._from_loaded(core, rt, not versioned)
     except DecodeError as e:
         raise DecodeError(f"context {context_id}: {e}") from None
-    ctx.stored_seq = r.head
+    ctx.stored_seq = head
     ctx._stored_state = (store, text(r.state))
     return ctx
 
@@ -106,7 +114,7 @@ def refresh_needed(store: str, ctx: Context, peek: tuple[int, str] | None) -> bo
     if peek is None:
         raise ConflictError(f"context {ctx.id} is not in the store any more (deleted): nothing to "
                             "catch up with")
-    if peek[0] == expected and text(peek[1]) == stored[1]:
+    if count_column(ctx.id, "next_seq", peek[0]) == expected and text(peek[1]) == stored[1]:
         return False
     if ctx.next_seq != expected:
         raise ConflictError(f"context {ctx.id} holds unsaved events from seq {expected} on, and the "
@@ -121,27 +129,32 @@ def refresh_from(ctx: Context) -> tuple[int, int]:
 
 
 def refresh_apply(store: str, ctx: Context, r: Read | None) -> int:
-    """Apply what a refresh read (``refresh_from`` on); how many events were applied."""
+    """Apply what a refresh read (``refresh_from`` on); how many events were applied.
+
+    One step in the core, under the context's lock: the rows are checked against the context
+    as it is (an append racing this refresh is seen, not misread as a bad row), the runtime
+    fields are read by ``_fields_of``, and only then is anything applied. Rows of another
+    history, or unsaved events the store moved past, are the core's ``ConflictError``."""
     expected = ctx.stored_seq or 0
     if r is None:
         raise ConflictError(f"context {ctx.id} is not in the store any more (deleted)")
-    events = r.events
-    if expected > 0:
-        if r.head < expected or not events or events[0][0] != expected - 1 \
-                or not _core.store_holds_event(ctx._core, expected - 1, events[0][1]):
-            raise ConflictError(f"context {ctx.id}: the store holds another history under this id "
-                                f"(its seq {expected - 1} is not this context's): it was deleted and "
-                                "saved anew; load it again")
-        events = events[1:]
-    prepared = _core.store_refresh_prepare(ctx._core, r.head, r.state, r.content, events)
-    fields = SimpleNamespace()
-    try:
-        _runtime.load(fields, prepared.runtime, False)
-    except DecodeError as e:
-        raise DecodeError(f"context {ctx.id}: {e}") from None
-    applied: int = _core.store_refresh_apply(ctx._core, prepared)
+    head = count_column(ctx.id, "next_seq", r.head)
+    cid = ctx.id
+    # `check` runs while the core holds the context: it must not touch `ctx`.
+    applied, fields = _core.store_refresh(ctx._core, expected, head, r.state, r.content, r.events,
+                                          lambda rt: _fields_of(cid, rt))
     for f in _runtime.PERSISTED:
         setattr(ctx, f.name, getattr(fields, f.name))
-    ctx.stored_seq = r.head
+    ctx.stored_seq = head
     ctx._stored_state = (store, text(r.state))
-    return applied
+    return int(applied)
+
+
+def _fields_of(context_id: str, runtime: dict[str, Any]) -> SimpleNamespace:
+    """The runtime fields of a stored state, read and checked as a load reads them."""
+    fields = SimpleNamespace()
+    try:
+        _runtime.load(fields, runtime, False)
+    except DecodeError as e:
+        raise DecodeError(f"context {context_id}: {e}") from None
+    return fields

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, StoredContext, Write
+from ._rows import Read, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -91,14 +91,29 @@ _CREATE_AND_APPEND = """WITH head AS (
 ),""" + _APPEND_TAIL
 
 
+def _utc(t: datetime) -> datetime:
+    return t.astimezone(timezone.utc)
+
+
 def _text(s: str | None) -> str | None:
     """A listing column: PostgreSQL text holds no NUL (the state keeps the exact value)."""
     return None if s is None else s.replace("\0", "\ufffd")
 
 
+def _label(url: str) -> str:
+    """The server a URL names, without credentials, for error messages. A URL psycopg cannot
+    parse is named by its scheme alone (its text may hold a password)."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        return "postgresql://(a URL psycopg cannot parse)"
+    return f"postgresql://{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
+
+
 class PostgresBackend:
     def __init__(self, url: str) -> None:
         self._url = url
+        self._label = _label(url)
         self._local = threading.local()
         self._all: list[psycopg.Connection[Any]] = []
         self._all_lock = threading.Lock()
@@ -109,8 +124,7 @@ class PostgresBackend:
             raise
 
     def _name(self) -> str:
-        info = psycopg.conninfo.conninfo_to_dict(self._url)
-        return f"postgresql://{info.get('host', '')}:{info.get('port', '')}/{info.get('dbname', '')}"
+        return self._label
 
     # ---- connections -------------------------------------------------------------------
 
@@ -168,15 +182,15 @@ class PostgresBackend:
                 raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
             raise
 
-    def head(self, context_id: str) -> int | None:
+    def head(self, context_id: str) -> object | None:
         row = self._run(lambda con: con.execute(
             "SELECT next_seq FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone())
-        return None if row is None else int(row[0])
+        return None if row is None else row[0]
 
-    def peek(self, context_id: str) -> tuple[int, str] | None:
+    def peek(self, context_id: str) -> tuple[object, str] | None:
         row = self._run(lambda con: con.execute(
             "SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone())
-        return None if row is None else (int(row[0]), row[1])
+        return None if row is None else (row[0], row[1])
 
     def read(self, context_id: str) -> Read | None:
         return self.read_since(context_id, 0, 0)
@@ -195,7 +209,7 @@ class PostgresBackend:
             row = head.fetchone()
             if row is None:
                 return None
-            return Read(head=int(row[0]), state=row[1], content=content.fetchall(), events=events.fetchall())
+            return Read(head=row[0], state=row[1], content=content.fetchall(), events=events.fetchall())
 
         return self._run(op)
 
@@ -235,12 +249,11 @@ class PostgresBackend:
         rows = self._run(lambda con: con.execute(
             "SELECT id, created_at, updated_at, next_seq, message_count, agent_name, origin_context_id "
             "FROM ctxfold_contexts ORDER BY updated_at DESC, id LIMIT %s OFFSET %s", (limit, offset)).fetchall())
-        return [StoredContext(id=r[0], created_at=r[1].astimezone(timezone.utc),
-                              updated_at=r[2].astimezone(timezone.utc), next_seq=r[3], message_count=r[4],
-                              agent_name=r[5], origin_context_id=r[6]) for r in rows]
+        return [listed(r, _utc) for r in rows]
 
     def contains(self, context_id: str) -> bool:
-        return self.head(context_id) is not None
+        return self._run(lambda con: con.execute(
+            "SELECT 1 FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone()) is not None
 
     def delete(self, context_id: str) -> bool:
         # Events and content go with the head row (ON DELETE CASCADE), in the same statement.

@@ -12,8 +12,8 @@ from datetime import timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._postgres import _APPEND, _CREATE, _CREATE_AND_APPEND, _SCHEMA_LOCK, _text
-from ._rows import Read, StoredContext, Write
+from ._postgres import _APPEND, _CREATE, _CREATE_AND_APPEND, _SCHEMA_LOCK, _text, _utc
+from ._rows import Read, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -171,9 +171,7 @@ class AsyncPostgresBackend:
                 "FROM ctxfold_contexts ORDER BY updated_at DESC, id LIMIT %s OFFSET %s", (limit, offset))).fetchall()
 
         rows = await self._run(op)
-        return [StoredContext(id=r[0], created_at=r[1].astimezone(timezone.utc),
-                              updated_at=r[2].astimezone(timezone.utc), next_seq=r[3], message_count=r[4],
-                              agent_name=r[5], origin_context_id=r[6]) for r in rows]
+        return [listed(r, _utc) for r in rows]
 
     async def contains(self, context_id: str) -> bool:
         return await self.head(context_id) is not None

@@ -3,11 +3,14 @@ one load's rows, one listing entry. Plain data; the backends hold the SQL."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-__all__ = ["Backend", "Read", "StoredContext", "StoredTail", "Write"]
+from ..errors import DecodeError
+
+__all__ = ["Backend", "Read", "StoredContext", "StoredTail", "Write", "count_column", "listed"]
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,61 @@ class Write:
 
 @dataclass(frozen=True)
 class Read:
-    """One load, read in one snapshot: the head, the state, the content entries as (hash,
-    text) in order and the events as (seq, JSON text) in seq order; text as str or bytes."""
+    """One load, read in one snapshot: the head (the ``next_seq`` column as read: the front
+    checks it), the state, the content entries as (hash, text) in order and the events as
+    (seq, JSON text) in seq order; text as str or bytes."""
 
-    head: int
+    head: Any
     state: Any
     content: list[Any]
     events: list[Any]
+
+
+# ---- what a row must hold -----------------------------------------------------------------
+# The backends hand the front the columns as the driver read them. A database may hold
+# anything there (SQLite keeps any type in any column; a hand-edited row can say anything), so
+# what the front relies on is checked here, once for both backends: a corrupt row is a
+# DecodeError naming the context and the column, never a bare TypeError or a wrong value.
+
+
+def _name(context_id: object) -> str:
+    return context_id if isinstance(context_id, str) else repr(context_id)
+
+
+def count_column(context_id: object, column: str, value: object) -> int:
+    """A count column (``next_seq``, ``message_count``): a non-negative int, not a bool."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise DecodeError(f"context {_name(context_id)}: {column}: {value!r} is not a non-negative integer")
+    return value
+
+
+def _text_column(context_id: object, column: str, value: object, *, optional: bool) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise DecodeError(f"context {_name(context_id)}: {column}: {value!r} is not text")
+    return value
+
+
+def listed(row: Sequence[Any], time: Callable[[Any], datetime]) -> StoredContext:
+    """A listing entry from its columns (id, created_at, updated_at, next_seq, message_count,
+    agent_name, origin_context_id); ``time`` reads a time column as the backend stores it, and
+    raises ``ValueError`` or ``TypeError`` for one it cannot read."""
+    cid, created, updated, next_seq, count, agent, origin = row
+    if not isinstance(cid, str):
+        raise DecodeError(f"context {cid!r}: id: not text")
+    times = []
+    for column, value in (("created_at", created), ("updated_at", updated)):
+        try:
+            times.append(time(value))
+        except (TypeError, ValueError, OverflowError) as e:
+            raise DecodeError(f"context {cid}: {column}: {value!r} is not a time ({e})") from None
+    return StoredContext(
+        id=cid, created_at=times[0], updated_at=times[1],
+        next_seq=count_column(cid, "next_seq", next_seq), message_count=count_column(cid, "message_count", count),
+        agent_name=_text_column(cid, "agent_name", agent, optional=True),
+        origin_context_id=_text_column(cid, "origin_context_id", origin, optional=True),
+    )
 
 
 class Backend(Protocol):
@@ -85,10 +136,13 @@ class Backend(Protocol):
         whatever the head says (``ConflictError``)."""
         ...
 
-    def head(self, context_id: str) -> int | None: ...
+    def head(self, context_id: str) -> object | None:
+        """The ``next_seq`` column as read (the front checks it); ``None`` when absent."""
+        ...
 
-    def peek(self, context_id: str) -> tuple[int, str] | None:
-        """(head, state) of a context, in one indexed read; ``None`` when absent."""
+    def peek(self, context_id: str) -> tuple[object, str] | None:
+        """(head, state) of a context, in one indexed read, the head as read; ``None`` when
+        absent."""
         ...
 
     def read(self, context_id: str) -> Read | None: ...

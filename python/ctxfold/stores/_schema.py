@@ -22,8 +22,10 @@ def check_existing(name: str, have: Set[str], version_row: Callable[[], Any]) ->
                          "or damaged")
     row = version_row()
     version = row[0] if row else None
-    if not isinstance(version, int):
+    if isinstance(version, bool) or not isinstance(version, int):
         raise StoreError(f"{name}: ctxfold_schema holds no version")
+    if version < 1:  # versions count from 1
+        raise StoreError(f"{name}: ctxfold_schema holds version {version}, which no ctxfold wrote: damaged")
     if version > SCHEMA_VERSION:
         raise StoreError(f"{name}: the store's schema is version {version}, this ctxfold knows versions up "
                          f"to {SCHEMA_VERSION}: upgrade ctxfold")

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, StoredContext, Write
+from ._rows import Read, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 __all__ = ["SQLiteBackend", "SCHEMA_VERSION"]
@@ -168,15 +168,15 @@ class SQLiteBackend:
                 raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
             raise
 
-    def head(self, context_id: str) -> int | None:
+    def head(self, context_id: str) -> object | None:
         row = self._run(lambda con: con.execute(
             "SELECT next_seq FROM ctxfold_contexts WHERE id = ?", (context_id,)).fetchone())
-        return None if row is None else int(row[0])
+        return None if row is None else row[0]
 
-    def peek(self, context_id: str) -> tuple[int, str] | None:
+    def peek(self, context_id: str) -> tuple[object, str] | None:
         row = self._run(lambda con: con.execute(
             "SELECT next_seq, state FROM ctxfold_contexts WHERE id = ?", (context_id,)).fetchone())
-        return None if row is None else (int(row[0]), row[1])
+        return None if row is None else (row[0], row[1])
 
     def read(self, context_id: str) -> Read | None:
         return self.read_since(context_id, 0, 0)
@@ -194,7 +194,7 @@ class SQLiteBackend:
                                       "WHERE context_id = ? AND ord >= ? ORDER BY ord", (context_id, ord)).fetchall()
                 events = con.execute("SELECT seq, CAST(data AS BLOB) FROM ctxfold_events WHERE context_id = ? "
                                      "AND seq >= ? ORDER BY seq", (context_id, seq)).fetchall()
-            return Read(head=int(row[0]), state=row[1], content=content, events=events)
+            return Read(head=row[0], state=row[1], content=content, events=events)
 
         return self._run(op)
 
@@ -229,11 +229,11 @@ class SQLiteBackend:
         rows = self._run(lambda con: con.execute(
             "SELECT id, created_at, updated_at, next_seq, message_count, agent_name, origin_context_id "
             "FROM ctxfold_contexts ORDER BY updated_at DESC, id LIMIT ? OFFSET ?", (limit, offset)).fetchall())
-        return [StoredContext(id=r[0], created_at=_time(r[1]), updated_at=_time(r[2]), next_seq=r[3],
-                              message_count=r[4], agent_name=r[5], origin_context_id=r[6]) for r in rows]
+        return [listed(r, _time) for r in rows]
 
     def contains(self, context_id: str) -> bool:
-        return self.head(context_id) is not None
+        return self._run(lambda con: con.execute(
+            "SELECT 1 FROM ctxfold_contexts WHERE id = ?", (context_id,)).fetchone()) is not None
 
     def delete(self, context_id: str) -> bool:
         def op(con: sqlite3.Connection) -> bool:

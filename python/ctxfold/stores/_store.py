@@ -23,6 +23,7 @@ from ._front import (
     refresh_needed,
     save_plan,
     saved,
+    stored_head,
 )
 from ._rows import Backend, StoredContext, StoredTail
 
@@ -128,7 +129,7 @@ class Store:
     def head(self, context_id: str) -> int | None:
         """The stored ``next_seq`` of a context (how many of its events the store holds), in
         one indexed read; ``None`` when the store does not hold it."""
-        return self._db.head(check_id(context_id))
+        return stored_head(context_id, self._db.head(check_id(context_id)))
 
     def refresh(self, ctx: Context) -> int:
         """Bring ``ctx``, saved to or loaded from this store, up to what the store holds now:

@@ -145,11 +145,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ranks::rank_file_py, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_rows, m)?)?;
     m.add_function(wrap_pyfunction!(store::store_load, m)?)?;
-    m.add_class::<store::PreparedRows>()?;
     m.add_class::<store::PySavepoint>()?;
-    m.add_function(wrap_pyfunction!(store::store_refresh_prepare, m)?)?;
-    m.add_function(wrap_pyfunction!(store::store_refresh_apply, m)?)?;
-    m.add_function(wrap_pyfunction!(store::store_holds_event, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_refresh, m)?)?;
     m.add_function(wrap_pyfunction!(store::context_savepoint, m)?)?;
     m.add_function(wrap_pyfunction!(store::context_rewind, m)?)?;
     m.add_function(wrap_pyfunction!(tail::shown_tail, m)?)?;

@@ -7,11 +7,11 @@ use crate::context::{ContextCore, Core};
 use crate::convert::map_to_py;
 use crate::convert::JsonMap;
 use crate::errors::IntoPyResult;
-use ctxfold_core::codec::refresh::Prepared;
 use ctxfold_core::savepoint::Savepoint;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use ctxfold_core::Error;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
 
 /// What a save writes: the new head, the fold's length, the state (JSON text), the events
 /// since the stored head as (seq, JSON text), and the content entries as (ord, hash, text).
@@ -63,6 +63,21 @@ fn column<'a>(v: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     )))
 }
 
+/// An event row's seq: a non-negative int (not a bool). A database that holds anything else
+/// there (SQLite stores any type in any column) holds a corrupt row.
+fn seq_column(id: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if !v.is_instance_of::<PyBool>() {
+        if let Ok(seq) = v.extract::<u64>() {
+            return Ok(seq);
+        }
+    }
+    let shown: String = v.repr()?.to_string().chars().take(40).collect();
+    Err(Error::Decode(format!(
+        "context {id}: seq {shown}: an event row's seq is not a non-negative integer"
+    )))
+    .py()
+}
+
 /// The two values of a row (a 2-tuple or any 2-item sequence).
 fn pair<'py>(row: Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     if let Ok(t) = row.cast::<PyTuple>() {
@@ -81,7 +96,8 @@ struct RowObjects<'py> {
 }
 
 impl<'py> RowObjects<'py> {
-    fn read(content: &Bound<'py, PyAny>, events: &Bound<'py, PyAny>) -> PyResult<Self> {
+    /// `id` names the context in the error for a seq column that is not a seq.
+    fn read(id: &str, content: &Bound<'py, PyAny>, events: &Bound<'py, PyAny>) -> PyResult<Self> {
         let content = content
             .try_iter()?
             .map(|r| pair(r?))
@@ -90,7 +106,7 @@ impl<'py> RowObjects<'py> {
             .try_iter()?
             .map(|r| {
                 let (seq, data) = pair(r?)?;
-                Ok((seq.extract::<u64>()?, data))
+                Ok((seq_column(id, &seq)?, data))
             })
             .collect::<PyResult<Vec<_>>>()?;
         Ok(RowObjects { content, events })
@@ -124,7 +140,7 @@ pub fn store_load<'py>(
     content: &Bound<'py, PyAny>,
     events: &Bound<'py, PyAny>,
 ) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
-    let rows = RowObjects::read(content, events)?;
+    let rows = RowObjects::read(id, content, events)?;
     let state = column(state)?;
     let (content_bytes, event_bytes) = rows.bytes()?;
     let big = event_bytes.iter().map(|(_, d)| d.len() as u64).sum::<u64>() > crate::BIG_FILE;
@@ -144,89 +160,41 @@ pub fn store_load<'py>(
     ))
 }
 
-/// Rows checked against a context by `store_refresh_prepare`, to apply with
-/// `store_refresh_apply`. Not part of the public API.
-#[pyclass(name = "PreparedRows", module = "ctxfold._core", frozen)]
-pub struct PreparedRows {
-    rows: std::sync::Mutex<Option<Prepared>>,
-    runtime: Py<PyDict>,
-    events: usize,
-}
-
-#[pymethods]
-impl PreparedRows {
-    /// The state's runtime fields, for the facade to check and set.
-    #[getter]
-    fn runtime(&self, py: Python<'_>) -> Py<PyDict> {
-        self.runtime.clone_ref(py)
-    }
-    /// How many events applying appends.
-    #[getter]
-    fn event_count(&self) -> usize {
-        self.events
-    }
-}
-
-/// Check the rows a store holds past `core`'s `next_seq` (the state, the content entries as
-/// (hash, text) the context may lack, the event rows as (seq, JSON text) up to `head`),
-/// changing nothing: the rows ready to apply. Rows of another context's history are a
-/// `ConflictError`; a corrupt row is a `DecodeError` naming the context and seq.
+/// Catch `core`, stored at `expected`, up with the rows a store read for it from seq
+/// `expected - 1` on (the state, the content entries as (hash, text) it may lack, the event
+/// rows as (seq, JSON text) up to `head`), in one step under the context's lock: the rows are
+/// checked against the context as it is, `check` is called with the state's runtime fields
+/// (it raises to refuse them, else returns what to set), and only then are the rows applied.
+/// → (events appended, what `check` returned); `ConflictError` when the store cannot catch the
+/// context up (it holds unsaved events, or the rows are another history). A corrupt row is a
+/// `DecodeError` naming the context and seq; whatever is raised, the context is unchanged.
 #[pyfunction]
-pub fn store_refresh_prepare<'py>(
+#[allow(clippy::too_many_arguments)]
+pub fn store_refresh<'py>(
     py: Python<'py>,
     core: &ContextCore,
+    expected: u64,
     head: u64,
     state: &Bound<'py, PyAny>,
     content: &Bound<'py, PyAny>,
     events: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PreparedRows>> {
-    let rows = RowObjects::read(content, events)?;
-    let state = column(state)?;
-    let (content_bytes, event_bytes) = rows.bytes()?;
-    let g = core.lock(py);
-    let c: &Core = &g;
-    let prepared = py.detach(|| c.prepare_rows(head, state, &content_bytes, &event_bytes));
-    drop(g);
-    let p = prepared.map_err(ctxfold_core::Error::from).py()?;
-    let runtime = map_to_py(py, &p.runtime)?.unbind();
-    let events = p.event_count();
-    let rows = PreparedRows {
-        rows: std::sync::Mutex::new(Some(p)),
-        runtime,
-        events,
-    };
-    Bound::new(py, rows)
-}
-
-/// Apply rows `store_refresh_prepare` checked against `core` as it still is; how many events
-/// were appended. Rows apply once.
-#[pyfunction]
-pub fn store_refresh_apply(
-    py: Python<'_>,
-    core: &ContextCore,
-    rows: &PreparedRows,
-) -> PyResult<usize> {
-    let taken = rows
-        .rows
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take()
-        .ok_or_else(|| PyValueError::new_err("these rows were applied already"))?;
+    check: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let mut g = core.lock(py);
     let c: &mut Core = &mut g;
-    py.detach(|| c.apply_prepared(taken)).py()
-}
-
-/// Whether `row` (an event's JSON text) is `core`'s event `seq`.
-#[pyfunction]
-pub fn store_holds_event(
-    py: Python<'_>,
-    core: &ContextCore,
-    seq: u64,
-    row: &Bound<'_, PyAny>,
-) -> PyResult<bool> {
-    let row = column(row)?;
-    Ok(core.lock(py).holds_event_row(seq, row))
+    let id = c.id.clone();
+    let rows = RowObjects::read(&id, content, events)?;
+    let state = column(state)?;
+    let (content_bytes, event_bytes) = rows.bytes()?;
+    let prepared =
+        py.detach(|| c.prepare_refresh(expected, head, state, &content_bytes, &event_bytes));
+    // A refusal (unsaved events, another history) is the core's Conflict error.
+    let p = prepared.map_err(ctxfold_core::Error::from).py()?;
+    // Called with the lock held: `check` only reads its argument, and a thread waiting for
+    // this context waits detached, so the interpreter stays free.
+    let fields = check.call1((map_to_py(py, &p.runtime)?,))?;
+    let applied = py.detach(|| c.apply_prepared(p)).py()?;
+    Ok((applied, fields).into_pyobject(py)?.into_any())
 }
 
 /// A savepoint of a context's log (`context_savepoint`), to rewind its unsaved events to.

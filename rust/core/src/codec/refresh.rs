@@ -44,6 +44,9 @@ pub enum Refusal {
     /// The rows are another context's history: the stored context was deleted and made anew,
     /// or this context never came from there.
     OtherLineage(String),
+    /// The context holds events the store lacks (appended since its last save or load), and
+    /// the store moved on: catching up would have to drop them.
+    Unsaved(String),
     /// A row is corrupt (`Error::Decode`, naming the context and seq) or another failure.
     Bad(Error),
 }
@@ -53,7 +56,7 @@ pub enum Refusal {
 impl From<Refusal> for Error {
     fn from(r: Refusal) -> Error {
         match r {
-            Refusal::OtherLineage(why) => Error::Conflict(why),
+            Refusal::OtherLineage(why) | Refusal::Unsaved(why) => Error::Conflict(why),
             Refusal::Bad(e) => e,
         }
     }
@@ -66,6 +69,43 @@ impl From<Error> for Refusal {
 }
 
 impl<H: MessageHandle> Context<H> {
+    /// Check the rows a store holds for a context stored at `expected` (its `next_seq` at its
+    /// last save or load), read from seq `expected - 1` on: that last event both share comes
+    /// first, the test of lineage. Refused when the context has moved past `expected` itself
+    /// (unsaved events) or the store holds another history; else as [`Context::prepare_rows`].
+    /// The caller holds the context from this check until [`Context::apply_prepared`], so that
+    /// both see one state.
+    pub fn prepare_refresh(
+        &self,
+        expected: u64,
+        head: u64,
+        state: &[u8],
+        content: &[(&[u8], &[u8])],
+        events: &[(u64, &[u8])],
+    ) -> std::result::Result<Prepared, Refusal> {
+        if self.next_seq() != expected {
+            return Err(Refusal::Unsaved(format!(
+                "holds unsaved events from seq {expected} on, and the store moved on (to seq \
+                 {head}): reload and redo them, or rewind them"
+            )));
+        }
+        let events = match (expected.checked_sub(1), events.split_first()) {
+            (None, _) => events,
+            (Some(last), Some(((seq, row), rest)))
+                if head >= expected && *seq == last && self.holds_event_row(last, row) =>
+            {
+                rest
+            }
+            (Some(last), _) => {
+                return Err(Refusal::OtherLineage(format!(
+                    "the store holds another history under this id (its seq {last} is not this \
+                     context's): it was deleted and saved anew; load it again"
+                )))
+            }
+        };
+        self.prepare_rows(head, state, content, events)
+    }
+
     /// Check the rows a store holds from this context's `next_seq` on, without changing
     /// anything: `state` as [`Context::rows_since`] writes it, the content entries (hash, JSON
     /// string) the context may lack, and the event rows (seq, JSON text) from `next_seq` up to

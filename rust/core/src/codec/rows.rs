@@ -146,7 +146,7 @@ impl<H: MessageHandle> Context<H> {
         {
             return Err(named(format!("event rows skip from seq {i} to seq {seq}")));
         }
-        let doc = splice(state, content, events).map_err(named)?;
+        let doc = splice(id, state, content, events).map_err(named)?;
         // Rows are spliced unchecked, which saves a pass over every byte. A row that is not
         // one JSON value may change the shape of the document around it: then either the
         // reader fails or the events read are not the rows, and the rows are checked one by
@@ -179,12 +179,14 @@ impl<H: MessageHandle> Context<H> {
 /// The version 2 document of the rows: the state's object with `content_map` and `events`
 /// added. The state and the content entries are checked first (they are small).
 fn splice(
+    id: &str,
     state: &[u8],
     content: &[(&[u8], &[u8])],
     events: &[(u64, &[u8])],
 ) -> std::result::Result<Vec<u8>, String> {
     let fields: Map<String, Value> =
         serde_json::from_slice(state).map_err(|e| format!("state: not a JSON object: {e}"))?;
+    companion(id, &fields)?;
     let body: usize = events.iter().map(|(_, r)| r.len() + 1).sum();
     let extra: usize = content.iter().map(|(h, t)| h.len() + t.len() + 8).sum();
     let mut doc = Vec::with_capacity(state.len() + body + extra + 64);
@@ -219,6 +221,23 @@ fn splice(
     }
     doc.extend_from_slice(b"]}");
     Ok(doc)
+}
+
+/// Whether a state is the companion of the event rows stored under `id`: a version 2 state
+/// of that very context. Another version would be read without the rows (a version 1
+/// document carries its messages in itself), another id would load another context.
+pub(super) fn companion(id: &str, fields: &Map<String, Value>) -> std::result::Result<(), String> {
+    match fields.get("version") {
+        Some(Value::Number(n)) if n.as_i64() == Some(VERSION) => {}
+        Some(v) => return Err(format!("state: version {v}, expected {VERSION}")),
+        None => return Err("state: missing version field".into()),
+    }
+    match fields.get("id") {
+        Some(Value::String(own)) if own == id => Ok(()),
+        Some(Value::String(own)) => Err(format!("state: holds context {own:?}, not {id:?}")),
+        Some(v) => Err(format!("state: id {v} is not a string")),
+        None => Err("state: missing id field".into()),
+    }
 }
 
 /// The reader names an event by its index in the document (`events[17].data: …`); rows are
@@ -365,6 +384,30 @@ mod tests {
             .unwrap();
         assert!(
             matches!(&e, Error::Decode(m) if m.starts_with("context c1: state:")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_state_of_another_context_or_version_is_refused() {
+        let c = sample();
+        let rows = c.rows_since(None, &Map::new()).unwrap();
+        let ev = as_rows(&rows);
+        let e = load("c2", &rows.state, &rows.content, &ev).err().unwrap();
+        assert!(
+            matches!(&e, Error::Decode(m) if m.starts_with("context c2: state: holds context \"c1\"")),
+            "{e}"
+        );
+        let v1 = rows.state.replacen("\"version\":2", "\"version\":1", 1);
+        let e = load("c1", &v1, &rows.content, &ev).err().unwrap();
+        assert!(
+            matches!(&e, Error::Decode(m) if m.starts_with("context c1: state: version 1")),
+            "{e}"
+        );
+        let no_id = rows.state.replacen("\"id\":\"c1\",", "", 1);
+        let e = load("c1", &no_id, &rows.content, &ev).err().unwrap();
+        assert!(
+            matches!(&e, Error::Decode(m) if m.starts_with("context c1: state: missing id")),
             "{e}"
         );
     }

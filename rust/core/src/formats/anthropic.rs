@@ -11,7 +11,7 @@ use super::interop::{
 };
 use super::out::{Obj, J};
 use super::plan::{answered, own_calls, AnswerSrc, Call, Step, Target};
-use super::{err, tools, ExportOptions, Format};
+use super::{err, shapes, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Message, Part, Role};
 use serde_json::{Map, Value};
@@ -282,7 +282,11 @@ fn user_block(p: &Part, own: bool) -> Option<J<'_>> {
         }
         "image" | "image_url" => match super::media::image_source(p)? {
             // A source in the canonical shape goes as it is (Anthropic's own shape).
-            std::borrow::Cow::Borrowed(_) if part_type(p) == Some("image") => {
+            // unless the API would refuse it: then the part is not sent.
+            std::borrow::Cow::Borrowed(s) if part_type(p) == Some("image") => {
+                if shapes::image_source_fault(s).is_some() {
+                    return None;
+                }
                 Some(block(p, "image", &[], &["source", "cache_control"], own).done())
             }
             source => {
@@ -296,7 +300,9 @@ fn user_block(p: &Part, own: bool) -> Option<J<'_>> {
             }
         },
         "file" | "pdf" => {
-            p.get("source")?.as_object()?;
+            if shapes::document_source_fault(p.get("source")?).is_some() {
+                return None;
+            }
             Some(
                 block(
                     p,
@@ -347,7 +353,12 @@ fn result_part<'a>(p: &'a Part, id: J<'a>, own: bool) -> J<'a> {
 fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
     let single = ms.len() == 1;
     if let ([m], true) = (ms, calls.is_empty()) {
+        // Empty or whitespace-only assistant text is refused mid-conversation and, as the
+        // final turn, refused for its trailing whitespace: it is never sent (below, too).
         if let Content::Text(t) = &m.content {
+            if blank(t) {
+                return None;
+            }
             let o = J::obj()
                 .put("role", J::Lit("assistant"))
                 .put("content", J::Str(t));
@@ -370,9 +381,11 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
             Content::Parts(parts) => {
                 for p in parts {
                     match part_type(p) {
-                        Some("thinking") if own_reasoning(p, F) => blocks.push(thinking_out(p)),
+                        Some("thinking") if own_reasoning(p, F) && signed(p) => {
+                            blocks.push(thinking_out(p))
+                        }
                         Some("thinking") => {}
-                        Some("text") if text_of(p).is_some_and(|t| !t.is_empty()) => {
+                        Some("text") if text_of(p).is_some_and(|t| !blank(t)) => {
                             blocks.push(block(p, "text", &[], TEXT_KEYS, own).done())
                         }
                         Some("tool_use") if p.get("call_id").and_then(Value::as_str).is_some() => {
@@ -407,6 +420,16 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
     } else {
         o.done()
     })
+}
+
+/// Thinking the API will take back: redacted (its `data`) or signed.
+fn signed(p: &Part) -> bool {
+    let key = if p.get("redacted").and_then(Value::as_bool) == Some(true) {
+        "data"
+    } else {
+        "signature"
+    };
+    p.get(key).is_some_and(Value::is_string)
 }
 
 fn thinking_out(p: &Part) -> J<'_> {
@@ -584,6 +607,7 @@ fn block_in(v: &Value, at: &str, role: Role) -> Result<Part> {
         }
         "thinking" if role == Role::Assistant => {
             req_str(o, "thinking", at)?;
+            req_str(o, "signature", at)?; // the API verifies the thinking it gets back by it
             let mut p = interop::renamed(o, "thinking", &[("thinking", "text")]);
             p.insert("provider".into(), Value::String(F.name().into()));
             p
@@ -628,7 +652,14 @@ fn block_in(v: &Value, at: &str, role: Role) -> Result<Part> {
             }
             p
         }
-        "document" => interop::renamed(o, "file", &[]),
+        "document" => {
+            shapes::check_source(o, true, at)?;
+            interop::renamed(o, "file", &[])
+        }
+        "image" => {
+            shapes::check_source(o, false, at)?;
+            o.clone()
+        }
         _ => {
             let _ = opt_str(o, "type", at)?;
             o.clone()

@@ -54,9 +54,13 @@ pub fn finish<'a>(mut o: Obj<'a>, m: &'a Message, f: Format) -> J<'a> {
             }
         }
     }
-    match field(m, f, "order") {
+    let o = match field(m, f, "order") {
         Some(Value::Array(order)) => reorder(o, order).of(m),
         _ => o.of(m),
+    };
+    match field(m, f, "shape") {
+        Some(shape) => super::order::reorder_deep(o, shape),
+        None => o,
     }
 }
 

@@ -12,9 +12,11 @@ pub mod interop;
 pub mod media;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod order;
 pub mod out;
 pub mod plan;
 pub mod response;
+pub mod shapes;
 pub mod tools;
 
 use crate::error::{Error, Result};
@@ -106,17 +108,26 @@ pub fn export<'a>(format: Format, messages: &[&'a Message], opts: ExportOptions)
 /// prompt: a `SystemPromptMessage`, which a Context seeded with it keeps in its
 /// `system_prompt` slot, so windows carry it.
 pub fn import(format: Format, data: &Value, system: Option<&Value>) -> Result<Vec<Message>> {
-    let mut out = match format {
+    let mut messages = match format {
         Format::OpenAiChat => openai_chat::import(data),
         Format::OpenAiResponses => openai_responses::import(data),
         Format::Anthropic => anthropic::import(data, system),
     }?;
-    if let Some(first) = out.first_mut() {
+    // Anthropic's `system` adds a leading message, and one user turn may hold several
+    // answers: its messages are one per wire turn only when the counts agree (`keep_shapes`
+    // checks).
+    if let Value::Array(wire) = data {
+        let lead = messages.len().saturating_sub(wire.len()).min(1);
+        if system.is_some() || lead == 0 {
+            order::keep_shapes(format, &mut messages[lead..], wire);
+        }
+    }
+    if let Some(first) = messages.first_mut() {
         if matches!(first.role, Role::System | Role::Developer) {
             first.kind = Kind::SystemPrompt;
         }
     }
-    Ok(out)
+    Ok(messages)
 }
 
 /// The messages of the list an importer of `f` takes, each read by `one` with its place

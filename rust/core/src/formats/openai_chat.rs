@@ -6,7 +6,7 @@ use super::interop::{
 };
 use super::out::J;
 use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
-use super::{err, tools, ExportOptions, Format};
+use super::{err, shapes, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Message, Part, Role};
 use serde_json::{Map, Value};
@@ -166,7 +166,7 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
     let content = match text {
         Some(t) => J::Str(t),
         None if !items.is_empty() => J::Arr(items),
-        None if !calls.is_empty() || (own && !had_parts) => J::Null,
+        None if !calls.is_empty() || (own && !had_parts && answers_otherwise(m0)) => J::Null,
         None => return None,
     };
     let mut o = J::obj()
@@ -184,6 +184,18 @@ fn assistant<'a>(ms: &[&'a Message], calls: &[&Call<'a>]) -> Option<J<'a>> {
         );
     }
     Some(if single { finish(o, m0, F) } else { o.done() })
+}
+
+/// Whether an assistant message that came from Chat says something without content: its
+/// audio, a legacy `function_call` or a refusal. Only then may its `content` be null; an
+/// assistant message with nothing at all is refused by the API, and left out.
+fn answers_otherwise(m: &Message) -> bool {
+    let Some(Value::Object(extra)) = interop::field(m, F, "extra") else {
+        return false;
+    };
+    ["audio", "function_call", "refusal"]
+        .iter()
+        .any(|k| extra.get(*k).is_some_and(|v| !v.is_null()))
 }
 
 fn call_out<'a>(c: &Call<'a>) -> J<'a> {
@@ -264,7 +276,7 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
         "image" | "image_url" => {
             let url = source_url(super::media::image_source(p)?.as_ref())?;
             let mut inner = J::obj().put("url", J::String(url));
-            if let Some(d) = super::media::image_detail(p) {
+            if let Some(d) = shapes::image_detail(super::media::image_detail(p)) {
                 inner.push("detail", J::Val(d));
             }
             Some(
@@ -279,7 +291,11 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
             if s.get("type").and_then(Value::as_str) != Some("base64") {
                 return None;
             }
-            let format = match p.get("format").and_then(Value::as_str) {
+            let format = match p
+                .get("format")
+                .and_then(Value::as_str)
+                .filter(|f| shapes::AUDIO_FORMATS.contains(f))
+            {
                 Some(f) => f.to_string(),
                 None => match s.get("media_type").and_then(Value::as_str)? {
                     "audio/wav" | "audio/x-wav" | "audio/wave" => "wav".into(),
@@ -441,6 +457,9 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
                 &format!("{at}.image_url"),
             )?;
             let url = req_str(img, "url", &format!("{at}.image_url"))?;
+            if let Some(d) = img.get("detail") {
+                shapes::check_enum(d, shapes::IMAGE_DETAIL, &format!("{at}.image_url.detail"))?;
+            }
             let mut p = Map::new();
             p.insert("type".into(), Value::String("image".into()));
             p.insert("source".into(), url_source(url));
@@ -456,6 +475,11 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
             )?;
             let data = req_str(a, "data", &format!("{at}.input_audio"))?;
             let format = req_str(a, "format", &format!("{at}.input_audio"))?;
+            shapes::check_enum(
+                &a["format"],
+                shapes::AUDIO_FORMATS,
+                &format!("{at}.input_audio.format"),
+            )?;
             let mt = if format == "mp3" {
                 "audio/mpeg"
             } else {

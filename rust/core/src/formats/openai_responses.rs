@@ -11,7 +11,7 @@ use super::interop::{
 };
 use super::out::{Obj, J};
 use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
-use super::{err, tools, ExportOptions, Format};
+use super::{err, shapes, tools, ExportOptions, Format};
 use crate::error::Result;
 use crate::message::{part_type, Content, Kind, Message, Part, Role};
 use serde_json::{Map, Value};
@@ -268,7 +268,7 @@ pub fn input_part(p: &Part, own: bool) -> Option<J<'_>> {
             }
             o.push(
                 "detail",
-                super::media::image_detail(p)
+                shapes::image_detail(super::media::image_detail(p))
                     .map(J::Val)
                     .unwrap_or(J::Lit("auto")),
             );
@@ -322,7 +322,11 @@ fn assistant_items<'a>(m: &'a Message, calls: &[Call<'a>], out: &mut Vec<J<'a>>)
                     _ => flush_text(&mut texts, own, out),
                 }
                 match part_type(p) {
-                    Some("thinking") if own_reasoning(p, F) => out.push(reasoning_out(p)),
+                    Some("thinking")
+                        if own_reasoning(p, F) && p.get("id").is_some_and(Value::is_string) =>
+                    {
+                        out.push(reasoning_out(p))
+                    }
                     Some("tool_use") if p.get("call_id").and_then(Value::as_str).is_some() => {
                         if let Some(c) = by_part.next() {
                             out.push(call_out(c, own));
@@ -540,6 +544,7 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
             Ok(m)
         }
         Some("reasoning") => {
+            req_str(o, "id", at)?; // the API finds the reasoning it made by its id
             let mut p = Map::new();
             p.insert("type".into(), Value::String("thinking".into()));
             p.insert("text".into(), Value::String(reasoning_text(o, at)?));
@@ -550,7 +555,11 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
             }
             p.insert("provider".into(), Value::String(F.name().into()));
             let mut m = Message::new(Role::Assistant, Content::Parts(vec![p]));
-            let written: Vec<&str> = o.keys().map(String::as_str).collect();
+            // The exporter writes `type` first, then the item's keys: the wire order is kept
+            // when it differs (the SDK's `model_dump()` puts `id` and `summary` first).
+            let written: Vec<&str> = std::iter::once("type")
+                .chain(o.keys().map(String::as_str).filter(|k| *k != "type"))
+                .collect();
             m.metadata = keep.metadata(&written);
             Ok(m)
         }
@@ -616,6 +625,7 @@ fn part_in(v: &Value, at: &str) -> Result<Part> {
                 p.insert("source".into(), file_source(id));
             }
             if let Some(d) = o.get("detail") {
+                shapes::check_enum(d, shapes::IMAGE_DETAIL, &format!("{at}.detail"))?;
                 p.insert("detail".into(), d.clone());
             }
             Some(p)

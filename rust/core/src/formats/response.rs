@@ -19,8 +19,34 @@ fn at_path<'v>(v: &'v Value, path: &[&str]) -> Option<&'v Value> {
     path.iter().try_fold(v, |v, k| v.get(k))
 }
 
+/// Every token count of a usage object (a key ending in `_tokens`, at any depth: the details
+/// objects hold more) is a non-negative integer, or null where the SDKs leave one unset.
+/// Anything else is refused rather than read as 0, before anything is appended.
+fn check_counts(u: &Value, path: &str) -> Result<()> {
+    let Value::Object(fields) = u else {
+        return match u {
+            Value::Null => Ok(()),
+            _ => Err(err(path, "not an object")),
+        };
+    };
+    for (k, v) in fields {
+        let at = format!("{path}.{k}");
+        match v {
+            Value::Null => {}
+            _ if k.ends_with("_tokens") && v.as_u64().is_none() => {
+                return Err(err(&at, format!("{v} is not a non-negative integer count")));
+            }
+            _ if k.ends_with("_tokens") => {}
+            Value::Object(_) => check_counts(v, &at)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
     let o = object(v, "response")?;
+    check_counts(o.get("usage").unwrap_or(&Value::Null), "response.usage")?;
     let ty = o.get("type").and_then(Value::as_str);
     let object_kind = o.get("object").and_then(Value::as_str);
     let (mut messages, usage, meta) = if object_kind == Some("chat.completion")
