@@ -175,7 +175,7 @@ class AsyncStore:
             with ctx._lock:
                 w = save_plan(self._name, ctx)
             if w is None:
-                actual = await db.head(ctx.id)
+                actual = stored_head(ctx.id, await db.head(ctx.id))
                 if actual != ctx.stored_seq:
                     raise ConflictError(conflict_message(ctx.id, ctx.stored_seq, actual))
                 return
@@ -189,7 +189,7 @@ class AsyncStore:
             # Shielded: once the write is sent, the context learns its outcome even if the
             # caller is cancelled, so it never believes less (or more) is stored than is.
             if not await asyncio.shield(write(w)):
-                raise ConflictError(conflict_message(ctx.id, w.expected, await db.head(ctx.id)))
+                raise ConflictError(conflict_message(ctx.id, w.expected, stored_head(ctx.id, await db.head(ctx.id))))
 
     async def delete(self, context_id: str) -> None:
         """Remove a context and all its events. Unknown id → ``KeyError``."""

@@ -104,7 +104,7 @@ def loaded(store: str, context_id: str, r: Read | None) -> Context:
     return ctx
 
 
-def refresh_needed(store: str, ctx: Context, peek: tuple[int, str] | None) -> bool:
+def refresh_needed(store: str, ctx: Context, peek: tuple[object, str] | None) -> bool:
     """Whether a refresh of ``ctx`` has events to read, given the store's (head, state) for
     it; ``ConflictError`` when the store cannot catch ``ctx`` up."""
     expected, stored = ctx.stored_seq, ctx._stored_state

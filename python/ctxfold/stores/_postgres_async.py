@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError

@@ -105,12 +105,12 @@ class Store:
         with ctx._lock:
             w = save_plan(self._name, ctx)
             if w is None:
-                actual = self._db.head(ctx.id)
+                actual = stored_head(ctx.id, self._db.head(ctx.id))
                 if actual != ctx.stored_seq:
                     raise ConflictError(conflict_message(ctx.id, ctx.stored_seq, actual))
                 return
             if not self._db.append(w):
-                raise ConflictError(conflict_message(ctx.id, w.expected, self._db.head(ctx.id)))
+                raise ConflictError(conflict_message(ctx.id, w.expected, stored_head(ctx.id, self._db.head(ctx.id))))
             saved(self._name, ctx, w)
 
     def delete(self, context_id: str) -> None:
