@@ -324,7 +324,8 @@ pub fn part_out(p: &Part, own: bool, text_only: bool) -> Option<J<'_>> {
                 "file" => inner.push("file_id", J::Val(s.get("file_id")?)),
                 _ => return None,
             }
-            if let Some(f) = p.get("filename") {
+            // The SDKs type a file name as a string: anything else is not sent.
+            if let Some(f) = p.get("filename").filter(|v| v.is_string()) {
                 inner.push("filename", J::Val(f));
             }
             Some(

@@ -283,7 +283,8 @@ pub fn input_part(p: &Part, own: bool) -> Option<J<'_>> {
                 "base64" => o.push("file_data", J::String(source_url(p.get("source")?)?)),
                 _ => return None,
             }
-            if let Some(n) = p.get("filename") {
+            // The SDKs type a file name as a string: anything else is not sent.
+            if let Some(n) = p.get("filename").filter(|v| v.is_string()) {
                 o.push("filename", J::Val(n));
             }
             Some(o.done())
