@@ -8,24 +8,19 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-if sys.version_info < (3, 11):  # google-adk supports CPython >= 3.11 only
-    pytest.skip("google-adk needs CPython >= 3.11", allow_module_level=True)
-
-from ctxfold.adapters.google_adk import ContextSessionService  # noqa: E402
-from google.adk.events.event import Event  # noqa: E402
-from google.adk.events.event_actions import EventActions, EventCompaction  # noqa: E402
-from google.adk.platform import time as platform_time  # noqa: E402
-from google.adk.platform import uuid as platform_uuid  # noqa: E402
-from google.adk.sessions import InMemorySessionService, Session  # noqa: E402
-from google.adk.sessions.base_session_service import GetSessionConfig  # noqa: E402
-from google.adk.sessions.sqlite_session_service import SqliteSessionService  # noqa: E402
-from google.genai import types  # noqa: E402
+from ctxfold.adapters.google_adk import ContextSessionService
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions, EventCompaction
+from google.adk.platform import time as platform_time
+from google.adk.platform import uuid as platform_uuid
+from google.adk.sessions import InMemorySessionService, Session
+from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.sessions.sqlite_session_service import SqliteSessionService
+from google.genai import types
 
 SERVICES = ("adk-memory", "adk-sqlite", "ctxfold-memory", "ctxfold-sqlite", "ctxfold-postgres")
 

@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import _adk  # noqa: F401  (not collected where google-adk cannot be installed: CPython < 3.11)
 import pytest
 
 pytestmark = pytest.mark.frameworks
