@@ -1,4 +1,4 @@
-"""A ContextSession's read right after another writer's turn (issue 11): the reader catches up
+"""A ContextSession's read right after another writer's turn: the reader catches up
 with ``Store.refresh`` (only the new events) instead of reloading its history.
 
     python benches/agents_catch_up.py [N ...]        # default 1000 10000 100000

@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK session, side by side (issue 11): ctxfold's ContextSession on a SQLite
+"""The OpenAI Agents SDK session, side by side: ctxfold's ContextSession on a SQLite
 ``ctxfold.Store`` vs the SDK's file-backed ``SQLiteSession`` vs its ``SQLAlchemySession`` on
 SQLite (aiosqlite), with ``n`` items of history already stored. Per call: ``add_items`` of one
 turn (user message, reasoning, function call, its output, the answer) and ``get_items()`` /

@@ -220,7 +220,7 @@ def test_materialize_and_hooks():
     with pytest.raises(ValueError):
         ctx.materialize({"tool_filter": '["("]'})
     assert len(ctx.events()) == n and [p.name for p in ctx.messages[1].parts] == ["search"]
-    # hook_index lists the messages as `messages` shows them (issue 8: resolved, not raw).
+    # hook_index lists the messages as `messages` shows them (resolved, not raw).
     assert list(ctx.hook_index.values())[0][0] is ctx.messages[0]
     assert ctx.messages[0].id == sp.id
     child = Context.create(parent_context=ctx)

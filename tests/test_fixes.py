@@ -1,4 +1,4 @@
-"""What an independent check of the landed code found wrong (issue 8), each pinned by a test."""
+"""What an independent check of the landed code found wrong, each pinned by a test."""
 
 from __future__ import annotations
 
