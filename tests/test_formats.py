@@ -341,8 +341,10 @@ def test_tool_list_reads_every_shape():
     resp = [{"type": "function", "name": "a", "description": "x", "parameters": {"type": "object"}, "strict": None}]
     ant = [{"name": "a", "description": "x", "input_schema": {"type": "object"}}]
     want = [{"name": "a", "description": "x", "parameters": {"type": "object"}}]
-    for t in (chat, resp, ant):
+    for t in (chat, ant):
         assert json.loads(formats.tool_list(t)) == want
+    # Every other key a tool came with is kept (the exporters send the ones their API takes).
+    assert json.loads(formats.tool_list(resp)) == [{**want[0], "strict": None}]
     with pytest.raises(FormatError, match=r"tools\[0\]: missing \"name\""):
         formats.tool_list([{"description": "x"}])
 

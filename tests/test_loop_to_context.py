@@ -93,3 +93,26 @@ def test_a_ctxfold_file_is_not_taken_for_a_request(tmp_path):
     path = ctx.save(tmp_path)
     assert main(["stats", path]) == 0
     assert formats._request_in.looks_like_request(ctx.serialize()) is None
+
+
+def test_tools_keep_the_keys_they_came_with():
+    """``strict`` and ``cache_control`` come in with a request's tools and go back out to the
+    API that takes them; the tool definitions message keeps every other key too (it is saved)."""
+    chat = {"messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "function", "function": {"name": "lookup", "description": "Find",
+                                                        "parameters": {"type": "object"}, "strict": True}}]}
+    assert formats.to_openai_chat(formats.to_context(chat, "openai_chat")) == chat
+    responses = {"input": [{"role": "user", "content": "x"}],
+                 "tools": [{"type": "function", "name": "lookup", "description": "Find",
+                            "parameters": {"type": "object"}, "strict": False}]}
+    assert formats.to_openai_responses(formats.to_context(responses, "openai_responses")) == responses
+    anthropic = {"messages": [{"role": "user", "content": "x"}],
+                 "tools": [{"name": "lookup", "description": "Find", "input_schema": {"type": "object"},
+                            "cache_control": {"type": "ephemeral"}, "x_custom": 1}]}
+    ctx = formats.to_context(anthropic, "anthropic")
+    out = formats.to_anthropic(ctx)
+    assert out["tools"] == [{k: v for k, v in anthropic["tools"][0].items() if k != "x_custom"}]
+    [tool] = [p for p in ctx.tool_definitions_message.parts if p.type == "tool"]
+    assert tool.to_dict()["x_custom"] == 1 and tool.to_dict()["cache_control"] == {"type": "ephemeral"}
+    again = Context.deserialize(ctx.serialize())
+    assert formats.to_anthropic(again) == out

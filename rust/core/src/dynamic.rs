@@ -55,7 +55,8 @@ pub fn add_tool_hooks(m: &mut Message, extra: &[String]) {
     }
 }
 
-/// Tool definitions from a `tool_list` output: a JSON list of `{name, description, parameters}`.
+/// Tool definitions from a `tool_list` output: a JSON list of `{name, description, parameters}`
+/// and any other keys each tool came with.
 fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::Value(format!("tool_list output is not JSON: {e}")))?;
@@ -81,6 +82,13 @@ fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
             "parameters".into(),
             o.get("parameters").cloned().unwrap_or(Value::Null),
         );
+        // Every other key a tool came with (`strict`, `cache_control`, …) stays on its part,
+        // for the exporters that send it; `type` is the part's own.
+        for (k, v) in o {
+            if !p.contains_key(k) {
+                p.insert(k.clone(), v.clone());
+            }
+        }
         out.push(p);
     }
     Ok(out)

@@ -90,7 +90,8 @@ pub fn anthropic(m: &Message) -> Option<J<'_>> {
     )
 }
 
-/// `tools` of any of the three APIs as a JSON list of `{name, description, parameters}`.
+/// `tools` of any of the three APIs as a JSON list of `{name, description, parameters}`, each
+/// with the other keys it came with.
 pub fn tool_list(tools: &Value) -> Result<String> {
     let mut out = Vec::new();
     for (i, t) in array(tools, "tools")?.iter().enumerate() {
@@ -139,6 +140,18 @@ pub fn tool_list(tools: &Value) -> Result<String> {
                 ));
             }
             d.insert("parameters".into(), p.clone());
+        }
+        // The tool's other keys (`strict`, `cache_control`, …) come along: the exporters send
+        // the ones their API takes. Structure keys (`type`, Chat's `function`) do not.
+        let inner = (!std::ptr::eq(f, o)).then_some(f);
+        for (k, v) in o.iter().chain(inner.into_iter().flatten()) {
+            let structure = matches!(
+                k.as_str(),
+                "type" | "function" | "input_schema" | "parameters"
+            );
+            if !structure && !d.contains_key(k) {
+                d.insert(k.clone(), v.clone());
+            }
         }
         out.push(Value::Object(d));
     }
