@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
 from ._rows import Read, StoredContext, Write, listed
@@ -83,6 +84,9 @@ class SQLiteBackend:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
+        # A backend nobody closed closes its connections when it is collected, rather than
+        # leaving each to the garbage collector (which CPython 3.13 reports as a ResourceWarning).
+        weakref.finalize(self, close_all, self._all)
         folder = os.path.dirname(path)
         try:
             os.makedirs(folder, exist_ok=True)
@@ -246,6 +250,14 @@ class SQLiteBackend:
 
     def close(self) -> None:
         with self._all_lock:
-            cons, self._all = self._all, []
+            cons = list(self._all)
+            self._all.clear()
         for con in cons:
             con.close()
+
+
+def close_all(connections: list[Any]) -> None:
+    """Close every connection of a backend that was collected unclosed."""
+    for con in list(connections):
+        con.close()
+    connections.clear()

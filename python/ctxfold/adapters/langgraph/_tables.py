@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ...errors import StoreError
+from ...stores._sqlite import close_all
 
 __all__ = ["Tables", "CheckpointRow"]
 
@@ -83,6 +85,10 @@ class Tables:
         self._memory: sqlite3.Connection | None = None
         if postgres is None and path is None:
             self._memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            self._all.append(self._memory)
+        # Tables nobody closed close their connections when collected (see the store's SQLite
+        # backend: the garbage collector closing one is a ResourceWarning on CPython 3.13).
+        weakref.finalize(self, close_all, self._all)
         self._ph = "%s" if postgres else "?"
         with self._tx() as cur:
             if postgres:
@@ -156,11 +162,7 @@ class Tables:
 
     def close(self) -> None:
         with self._lock:
-            for con in self._all:
-                con.close()
-            self._all.clear()
-            if self._memory is not None:
-                self._memory.close()
+            close_all(self._all)
 
     # ---- checkpoints -----------------------------------------------------------------------
 
