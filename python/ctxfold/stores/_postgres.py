@@ -91,6 +91,20 @@ _CREATE_AND_APPEND = """WITH head AS (
 ),""" + _APPEND_TAIL
 
 
+
+def append_statement(w: Write) -> tuple[str, dict[str, Any]]:
+    """The one statement of a save and its parameters (the sync and async backends share it):
+    create-and-append for a new context, the guarded append otherwise."""
+    params = {
+        "id": w.id, "expected": w.expected, "head": w.head, "created_at": w.created_at,
+        "count": w.message_count, "agent": _text(w.agent_name), "origin": _text(w.origin_context_id),
+        "state": w.state,
+        "seqs": [s for s, _ in w.events], "datas": [d for _, d in w.events],
+        "ords": [o for o, _, _ in w.content], "hashes": [h for _, h, _ in w.content],
+        "texts": [t for _, _, t in w.content],
+    }
+    return (_CREATE_AND_APPEND if w.expected is None else _APPEND), params
+
 def _utc(t: datetime) -> datetime:
     return t.astimezone(timezone.utc)
 
@@ -161,15 +175,7 @@ class PostgresBackend:
     # ---- the backend -------------------------------------------------------------------
 
     def append(self, w: Write) -> bool:
-        params = {
-            "id": w.id, "expected": w.expected, "head": w.head, "created_at": w.created_at,
-            "count": w.message_count, "agent": _text(w.agent_name), "origin": _text(w.origin_context_id),
-            "state": w.state,
-            "seqs": [s for s, _ in w.events], "datas": [d for _, d in w.events],
-            "ords": [o for o, _, _ in w.content], "hashes": [h for _, h, _ in w.content],
-            "texts": [t for _, _, t in w.content],
-        }
-        sql = _CREATE_AND_APPEND if w.expected is None else _APPEND
+        sql, params = append_statement(w)
 
         def op(con: psycopg.Connection[Any]) -> bool:
             row = con.execute(sql, params).fetchone()

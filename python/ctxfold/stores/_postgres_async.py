@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._postgres import _APPEND, _CREATE, _CREATE_AND_APPEND, _SCHEMA_LOCK, _text, _utc
+from ._postgres import _CREATE, _SCHEMA_LOCK, _utc, append_statement
 from ._rows import Read, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
@@ -106,15 +106,7 @@ class AsyncPostgresBackend:
     # ---- the backend -------------------------------------------------------------------
 
     async def append(self, w: Write) -> bool:
-        params = {
-            "id": w.id, "expected": w.expected, "head": w.head, "created_at": w.created_at,
-            "count": w.message_count, "agent": _text(w.agent_name), "origin": _text(w.origin_context_id),
-            "state": w.state,
-            "seqs": [s for s, _ in w.events], "datas": [d for _, d in w.events],
-            "ords": [o for o, _, _ in w.content], "hashes": [h for _, h, _ in w.content],
-            "texts": [t for _, _, t in w.content],
-        }
-        sql = _CREATE_AND_APPEND if w.expected is None else _APPEND
+        sql, params = append_statement(w)
 
         async def op(con: _Con) -> bool:
             row = await (await con.execute(sql, params)).fetchone()
