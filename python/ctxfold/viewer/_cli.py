@@ -9,7 +9,7 @@ import socket
 import sys
 from typing import Any
 
-from ..errors import ContextError
+from .._console import reported
 from ._model import check_encoding
 from ._source import REQUEST_FORMATS, Source, open_source
 from ._terminal import event_lines, transcript_lines, write
@@ -43,22 +43,11 @@ def add_viewer_parsers(sub: Any) -> None:
 
 
 def run_viewer(a: argparse.Namespace) -> int:
-    try:
-        if a.cmd == "show":
-            _show(a)
-        else:
-            _serve(a)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except KeyError as e:
-        print(f"ctxfold: error: no context {e.args[0]!r} in {a.source}", file=sys.stderr)
-        return 1
-    except (ContextError, OSError, ValueError, ImportError) as e:
-        # One line: what is wrong and where (a DecodeError names the place in the file).
-        print(f"ctxfold: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
-        return 1
+    return reported(lambda: _run(a), holder=a.source)
+
+
+def _run(a: argparse.Namespace) -> int:
+    (_show if a.cmd == "show" else _serve)(a)
     return 0
 
 
