@@ -146,3 +146,45 @@ def test_a_cancelled_append_runs_to_its_end(sqlite_url):
             await service.close()
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("where", ["memory", "async-store"])
+def test_one_service_shared_by_threads_each_with_its_own_loop(where, sqlite_url):
+    """Two threads, each running its own event loop, append to one session through one service:
+    the per-session lock orders them across loops, stale copies are refused and retried, and
+    every event is stored once."""
+    import threading
+
+    service = ContextSessionService(None if where == "memory" else sqlite_url)
+    asyncio.run(service.create_session(app_name="a", user_id="u", session_id="s"))
+    errors: list[BaseException] = []
+
+    def writer(me: int) -> None:
+        async def go() -> None:
+            for n in range(25):
+                while True:
+                    s = await service.get_session(app_name="a", user_id="u", session_id="s")
+                    try:
+                        await service.append_event(s, Event(id=f"w{me}-{n}", invocation_id="inv", author=f"w{me}",
+                                                            timestamp=float(n)))
+                        break
+                    except StaleSessionError:
+                        continue
+
+        try:
+            asyncio.run(go())
+        except BaseException as e:  # reported below, with the thread's traceback
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    got = asyncio.run(service.get_session(app_name="a", user_id="u", session_id="s"))
+    ids = [e.id for e in got.events]
+    assert sorted(ids) == sorted(f"w{m}-{n}" for m in range(2) for n in range(25))
+    for m in range(2):
+        assert [i for i in ids if i.startswith(f"w{m}-")] == [f"w{m}-{n}" for n in range(25)]
+    asyncio.run(service.close())
