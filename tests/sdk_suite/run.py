@@ -66,11 +66,6 @@ DESELECT: dict[str, str] = {
     "test_sqlite_session_failed_pop_item_releases_write_lock": "raw SQL on agent_sessions / agent_messages",
     "test_handoff_resume_after_cancelled_compaction_commits": "patches SQLiteSession._insert_items to cancel "
     "inside its write",
-    # Not SQLite: on the list session's ContextSession stand-in, ctxfold's Responses export gives
-    # an `output_text` part that came without `annotations` back with `"annotations": []` (the
-    # exporter writes the key the API's type requires), and this test compares byte-exact.
-    "test_run_compaction_preserves_history_when_output_normalization_fails": "an output_text part without "
-    "annotations comes back with annotations: []",
 }
 
 
