@@ -19,6 +19,7 @@ __all__ = [
     "encodings",
     "count_text",
     "parse_time",
+    "located",
     "json_clean",
     "EVENT_TYPES",
     "RUNTIME_KEYS",
@@ -57,6 +58,7 @@ __version__: str
 # A JSON-compatible value: None, bool, int, float, str, list or dict of those.
 _JSON: TypeAlias = Any
 _T = TypeVar("_T")
+_E = TypeVar("_E", bound=BaseException)
 _Content: TypeAlias = "str | Sequence[Part | Mapping[str, _JSON]] | None"
 
 def hook_id(name: str) -> str:
@@ -145,6 +147,11 @@ def export_cache_usage() -> dict[str, int]:
 
 def export_cache_clear() -> None:
     """Drop everything the export cache holds; later requests make their objects anew."""
+
+def located(e: _E, key: str | None = None, within: str | None = None) -> _E:
+    """A copy of ``e`` (of its class) found under ``key`` or in what ``within`` names (a file, a
+    stored context): its text reads as the core's (``within: key.path: message``) and ``loc``
+    gains ``key`` at the front. An exception without a place of its own is taken as its text."""
 
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""

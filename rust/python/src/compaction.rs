@@ -89,10 +89,7 @@ pub fn compaction_apply(
     } else if let Ok(s) = summary.cast::<PyString>() {
         Summary::Text(convert::string(s)?)
     } else {
-        return Err(convert::expected(
-            "a str or a Message as the summary",
-            summary,
-        ));
+        return Err(convert::expected("a str or a Message as the summary", summary).into());
     };
     let ranges = ranges
         .into_iter()

@@ -589,13 +589,12 @@ impl ContextCore {
         d: &Bound<'py, PyAny>,
         require_version: bool,
     ) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
-        let d = d
-            .cast::<PyDict>()
-            .map_err(|_| crate::errors::decode_err("expected a dict at the top level".into()))?;
-        let v =
-            Value::Object(to_map(d).map_err(|e| {
-                crate::errors::decode_err(format!("not a JSON-compatible dict: {e}"))
-            })?);
+        let d = d.cast::<PyDict>().map_err(|_| {
+            crate::errors::to_py(ctxfold_core::Error::undecodable(
+                "expected a dict at the top level",
+            ))
+        })?;
+        let v = Value::Object(to_map(d).map_err(crate::errors::Failure::in_input)?);
         let l = py.detach(|| Core::load_value(&v, require_version)).py()?;
         Ok((
             ContextCore::wrap(l.context),

@@ -72,9 +72,11 @@ fn seq_column(id: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
         }
     }
     let shown: String = v.repr()?.to_string().chars().take(40).collect();
-    Err(Error::Decode(format!(
-        "context {id}: seq {shown}: an event row's seq is not a non-negative integer"
-    )))
+    Err(
+        Error::undecodable("an event row's seq is not a non-negative integer")
+            .within(format!("seq {shown}"))
+            .within(format!("context {id}")),
+    )
     .py()
 }
 

@@ -38,7 +38,7 @@ impl Format {
             "openai_responses" => Format::OpenAiResponses,
             "anthropic" => Format::Anthropic,
             _ => {
-                return Err(Error::Value(format!(
+                return Err(Error::bad_argument(format!(
                     "unknown format {s:?}: expected openai_chat, openai_responses or anthropic"
                 )))
             }
@@ -91,7 +91,7 @@ impl Default for ExportOptions {
 /// The keyword arguments of the request for `messages` (as shown) in `format`.
 pub fn export<'a>(format: Format, messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
     if !opts.pair && format != Format::OpenAiResponses {
-        return Err(Error::Value(format!(
+        return Err(Error::bad_argument(format!(
             "pair=false (items as they are) is for openai_responses only, not {}",
             format.name()
         )));
@@ -148,8 +148,8 @@ fn each(
 /// A located format error: `at("messages[3].tool_calls[0].function", "missing \"name\"")`.
 pub fn err(place: &str, what: impl std::fmt::Display) -> Error {
     if place.is_empty() {
-        Error::Format(what.to_string())
+        Error::unconvertible(what.to_string())
     } else {
-        Error::Format(format!("{place}: {what}"))
+        Error::unconvertible(format!("{place}: {what}"))
     }
 }
