@@ -52,8 +52,9 @@ def _read_usage(v: Any, where: str) -> Usage:
 
 
 def _read_time(v: Any, where: str) -> datetime:
+    text = _typed(str)(v, where)
     try:
-        return _core.parse_time(_typed(str)(v, where))
+        return _core.parse_time(text)
     except DecodeError as e:
         raise _core.located(e, where) from None
 
