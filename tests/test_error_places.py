@@ -125,6 +125,14 @@ def test_a_provider_value_that_is_not_json_is_a_placed_format_error():
     assert str(e.value).startswith("messages[1].content: set is not JSON")
 
 
+def test_a_provider_message_the_core_cannot_convert_is_placed():
+    bad = [{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]
+    with pytest.raises(FormatError) as e:
+        _core.format_import("openai_chat", bad)
+    assert e.value.loc == ("messages", 0, "tool_calls", 0, "function")
+    assert str(e.value) == 'messages[0].tool_calls[0].function: missing "name"'
+
+
 def test_errors_without_a_path_have_an_empty_loc():
     ctx = Context()
     with pytest.raises(UnknownAnchorError) as e:

@@ -81,6 +81,28 @@ impl fmt::Display for Location {
     }
 }
 
+/// Where a reader is inside a nested value: the steps taken from the top, as a chain borrowed
+/// on the stack. Descending costs nothing (no allocation on the success path); an error raised
+/// there copies the steps into its [`Location`] ([`Error::at_trail`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Trail<'a> {
+    Top,
+    Key(&'a Trail<'a>, &'a str),
+    Index(&'a Trail<'a>, usize),
+}
+
+impl<'a> Trail<'a> {
+    /// One step further in: under `key`.
+    pub fn key(&'a self, key: &'a str) -> Trail<'a> {
+        Trail::Key(self, key)
+    }
+
+    /// One step further in: at `index`.
+    pub fn index(&'a self, index: usize) -> Trail<'a> {
+        Trail::Index(self, index)
+    }
+}
+
 /// Where an error was found: what held the input (a file, a stored context, one of its rows:
 /// `within`, outermost first when read) and the path inside it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -221,6 +243,25 @@ impl Error {
     pub fn at_index(mut self, index: usize) -> Error {
         self.place = self.place.at_index(index);
         self
+    }
+
+    /// Found where `trail` leads (the reader's steps, outermost first).
+    pub fn at_trail(self, trail: &Trail<'_>) -> Error {
+        let mut e = self;
+        let mut step = trail;
+        loop {
+            match step {
+                Trail::Top => return e,
+                Trail::Key(up, k) => {
+                    e = e.at_key(*k);
+                    step = up;
+                }
+                Trail::Index(up, i) => {
+                    e = e.at_index(*i);
+                    step = up;
+                }
+            }
+        }
     }
 
     /// Found under a path of keys, given outermost first (`&["data", "op"]`).
@@ -366,6 +407,24 @@ mod tests {
         let e = Error::io(p, &std::io::Error::from(std::io::ErrorKind::NotFound));
         assert_eq!(e.kind(), ErrorKind::NotFound);
         assert_eq!(e.to_string(), "no such file: /x/y.json");
+    }
+
+    #[test]
+    fn a_trail_becomes_the_location_only_when_an_error_is_raised() {
+        let top = Trail::Top;
+        let messages = top.key("messages");
+        let third = messages.index(3);
+        let e = Error::unconvertible("missing \"name\"")
+            .at_trail(&third.key("tool_calls").index(0).key("function"));
+        assert_eq!(
+            e.to_string(),
+            "messages[3].tool_calls[0].function: missing \"name\""
+        );
+        assert_eq!(e.loc().items().len(), 5);
+        assert_eq!(
+            Error::unconvertible("m").at_trail(&Trail::Top).to_string(),
+            "m"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The provider formats over core messages: round trips, repairs, ids, strict, errors.
 
 use ctxfold_core::formats::{self, ExportOptions, Format};
-use ctxfold_core::{Content, Error, ErrorKind, Message, Role};
+use ctxfold_core::{Content, Error, ErrorKind, LocItem, Message, Role};
 use serde_json::{json, Value};
 
 fn export(f: Format, ms: &[Message], strict: bool) -> Result<Value, Error> {
@@ -112,6 +112,18 @@ fn malformed_input_is_a_located_format_error() {
         e.to_string(),
         "messages[0].tool_calls[0].function: missing \"name\""
     );
+    let key = |k: &str| LocItem::Key(k.into());
+    assert_eq!(
+        e.loc().items().cloned().collect::<Vec<_>>(),
+        [
+            key("messages"),
+            LocItem::Index(0),
+            key("tool_calls"),
+            LocItem::Index(0),
+            key("function")
+        ]
+    );
+    assert_eq!(e.message(), "missing \"name\"");
     let e = formats::import(Format::Anthropic, &json!([{"role": "user"}]), None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unconvertible);
     assert_eq!(e.to_string(), "messages[0]: missing \"content\"");
