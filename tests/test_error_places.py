@@ -170,3 +170,16 @@ def test_located_takes_a_plain_exception_as_its_text():
     assert type(e) is DecodeError and e.loc == ("agent_name",)
     assert str(e) == "agent_name: expected str, got bool"
     assert re.match(r"^f\.json: agent_name: ", str(_core.located(e, within="f.json")))
+
+
+def test_a_framework_message_the_core_refuses_is_placed_under_its_index():
+    from ctxfold import formats
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    class Opaque:
+        pass
+
+    with pytest.raises(FormatError) as e:
+        formats.from_langchain([HumanMessage("ok"), AIMessage(content="x", additional_kwargs={"parsed": Opaque()})])
+    assert e.value.loc == ("messages", 1, "metadata", "interop", "extra", "additional_kwargs", "parsed")
+    assert str(e.value).startswith("messages[1].metadata.interop.extra.additional_kwargs.parsed: Opaque is not JSON")

@@ -148,10 +148,14 @@ def export_cache_usage() -> dict[str, int]:
 def export_cache_clear() -> None:
     """Drop everything the export cache holds; later requests make their objects anew."""
 
-def located(e: _E, key: str | None = None, within: str | None = None) -> _E:
-    """A copy of ``e`` (of its class) found under ``key`` or in what ``within`` names (a file, a
-    stored context): its text reads as the core's (``within: key.path: message``) and ``loc``
-    gains ``key`` at the front. An exception without a place of its own is taken as its text."""
+@overload
+def located(e: _E, *path: str | int, within: str | None = None, cls: None = None) -> _E: ...
+@overload
+def located(e: BaseException, *path: str | int, within: str | None = None, cls: type[_E]) -> _E:
+    """A copy of ``e`` found at a place outside its own: under ``path`` (keys and indices,
+    outermost first) and in what ``within`` names (a file, a stored context). Of ``e``'s class,
+    or ``cls``. Its text reads as the core's (``within: a.b[3].c: message``) and ``loc`` is the
+    whole path. An exception without a place of its own is taken as its text."""
 
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""

@@ -86,44 +86,50 @@ fn raised(
     Ok(err)
 }
 
-/// A copy of the exception `e` (of its class) found at a place outside the one it has: under
-/// `key`, or in what `within` names (a file, a stored context). Python code that catches an
-/// error and says where it was goes through here, so that the text reads as the core's do and
-/// `loc` stays data. An exception without a place of its own is taken as its bare message.
+/// A copy of the exception `e` found at a place outside the one it has: under `path` (keys and
+/// indices, outermost first), in what `within` names (a file, a stored context). It is of
+/// `e`'s class, or of `cls` when the caller reports the failure as another kind (a provider
+/// message the core refused to build is a `FormatError`). Python code that catches an error
+/// and says where it was goes through here, so that the text reads as the core's do and `loc`
+/// stays data. An exception without a place of its own is taken as its bare message.
 #[pyfunction]
-#[pyo3(signature = (e, key=None, within=None))]
+#[pyo3(signature = (e, *path, within=None, cls=None))]
 pub fn located(
     py: Python<'_>,
     e: &Bound<'_, PyAny>,
-    key: Option<&str>,
+    path: &Bound<'_, PyTuple>,
     within: Option<&str>,
+    cls: Option<&Bound<'_, PyType>>,
 ) -> PyResult<Py<PyAny>> {
-    let cls = e.get_type();
     let reason: String = match e.getattr_opt("_reason")? {
         Some(r) => r.extract()?,
         None => e.str()?.to_string(),
     };
+    // The place `e` has, rebuilt from the inside out, then the new steps outside it.
     let mut place = Place::default();
-    // The place `e` has, rebuilt outermost-in: the path, then what held it.
-    if let Some(loc) = e.getattr_opt("loc")? {
-        for item in loc.cast::<PyTuple>()?.iter().rev() {
-            place = match item.extract::<usize>() {
-                Ok(i) => place.at_index(i),
-                Err(_) => place.at_key(item.extract::<String>()?),
-            };
-        }
+    let own = match e.getattr_opt("loc")? {
+        Some(loc) => loc.cast_into::<PyTuple>()?,
+        None => PyTuple::empty(py),
+    };
+    for item in own.iter().rev().chain(path.iter().rev()) {
+        place = if item.is_instance_of::<PyInt>() {
+            place.at_index(item.extract()?)
+        } else {
+            place.at_key(item.extract::<String>()?)
+        };
     }
     if let Some(w) = e.getattr_opt("_within")? {
         for label in w.cast::<PyTuple>()?.iter().rev() {
             place = place.within_label(label.extract::<String>()?);
         }
     }
-    if let Some(k) = key {
-        place = place.at_key(k);
-    }
     if let Some(w) = within {
         place = place.within_label(w);
     }
+    let cls = match cls {
+        Some(c) => c.clone(),
+        None => e.get_type(),
+    };
     Ok(raised(py, &cls, &place, &reason)?.into_value(py).into_any())
 }
 
