@@ -3,7 +3,6 @@
 use crate::errors::Failure;
 use ctxfold_core::time::Micros;
 use ctxfold_core::{Error, ErrorKind};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess,
@@ -301,7 +300,7 @@ pub fn map_to_py<'py>(py: Python<'py>, o: &Map<String, Value>) -> PyResult<Bound
 pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
     use chrono::{Datelike, Timelike};
     let d = chrono::DateTime::<chrono::Utc>::from_timestamp_micros(t)
-        .ok_or_else(|| PyValueError::new_err("time out of range"))?;
+        .ok_or_else(|| Failure::from(Error::bad_argument("time out of range")))?;
     let utc = PyTzInfo::utc(py)?;
     PyDateTime::new(
         py,
