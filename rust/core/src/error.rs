@@ -3,8 +3,10 @@
 //!
 //! The place is data, pushed as the error unwinds (`at_key`, `at_index`, `within`), so the
 //! success path pays nothing for it, and it is rendered in one place, this module's `Display`:
-//! `context c1: seq 2: data.message.role: invalid role "bot"`. The binding maps each kind to
-//! one Python exception class and hands the path to Python as data too.
+//! `context c1: seq 2: data.message.role: invalid role "bot"`. A reader that walks down into a
+//! value and names places as it goes (the format importers) passes a [`Trail`] down instead,
+//! which costs nothing until an error copies it. The binding maps each kind to one Python
+//! exception class and hands the path to Python as data too.
 
 use std::fmt;
 
