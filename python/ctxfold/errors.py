@@ -20,6 +20,8 @@ class ContextError(Exception):
     """
 
     loc: tuple[str | int, ...] = ()
+    """Where in the input the error was found: keys (``str``) and list indices (``int``), outermost
+    first; ``()`` when there is no path."""
 
 
 class DecodeError(ContextError, ValueError):
