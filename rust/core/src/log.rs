@@ -27,7 +27,7 @@ pub(crate) fn misfit(op: Op, len: usize) -> Option<String> {
 }
 
 impl<H: MessageHandle> Context<H> {
-    /// The one way an event enters the log. `op` must fit the transcript (out of range,
+    /// The one way an event enters the log. `op` must fit the transcript (`OutOfRange`
     /// otherwise, and nothing changes); a surface event's `message` goes where `op` says.
     pub(crate) fn apply(
         &mut self,

@@ -1,4 +1,4 @@
-//! Every way a document can be wrong is a `Decode` error that says where, never a panic and
+//! Every way a document can be wrong is an undecodable-input error that says where, never a panic and
 //! never a half-built context.
 
 use ctxfold_core::{Content, Context, ErrorKind, LocItem, Message, Role};
