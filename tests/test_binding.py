@@ -122,7 +122,7 @@ def test_a_part_without_a_type_reads_the_same_everywhere():
 
 
 def test_not_json_names_the_place_and_the_type():
-    with pytest.raises(TypeError, match=r"^metadata: .*set is not JSON"):
+    with pytest.raises(TypeError, match=r"^metadata\.bad: set is not JSON"):
         Message.user("a", metadata={"ok": 1, "bad": {1}}).metadata  # noqa: B018
     with pytest.raises(TypeError, match=r"bad: set is not JSON"):
         Message.user("a", metadata={"ok": 1, "bad": {1}})

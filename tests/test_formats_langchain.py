@@ -371,7 +371,8 @@ class Opaque:
             "messages[1].content[0]: expected a str or a dict, got int",
         ),
         (ChatMessage(content="x", role="critic"), "messages[1].role: ChatMessage role 'critic'"),
-        (AIMessage(content="x", additional_kwargs={"parsed": Opaque()}), "messages[1]:"),
+        (AIMessage(content="x", additional_kwargs={"parsed": Opaque()}),
+         "messages[1].metadata.interop.extra.additional_kwargs.parsed: Opaque is not JSON"),
     ],
 )
 def test_malformed_input_names_the_place(bad, where):

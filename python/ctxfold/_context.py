@@ -548,7 +548,7 @@ class Context(CompactionMixin):
         try:
             return cls._from_loaded(core, rt, not versioned)
         except DecodeError as e:
-            raise DecodeError(f"{where}: {e}") from None
+            raise _core.located(e, within=where) from None
 
     def __repr__(self) -> str:
         return f"Context(id={self.id!r}, messages={len(self)}, events={self.next_seq})"

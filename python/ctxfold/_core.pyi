@@ -19,6 +19,7 @@ __all__ = [
     "encodings",
     "count_text",
     "parse_time",
+    "located",
     "json_clean",
     "EVENT_TYPES",
     "RUNTIME_KEYS",
@@ -57,6 +58,7 @@ __version__: str
 # A JSON-compatible value: None, bool, int, float, str, list or dict of those.
 _JSON: TypeAlias = Any
 _T = TypeVar("_T")
+_E = TypeVar("_E", bound=BaseException)
 _Content: TypeAlias = "str | Sequence[Part | Mapping[str, _JSON]] | None"
 
 def hook_id(name: str) -> str:
@@ -145,6 +147,15 @@ def export_cache_usage() -> dict[str, int]:
 
 def export_cache_clear() -> None:
     """Drop everything the export cache holds; later requests make their objects anew."""
+
+@overload
+def located(e: _E, *path: str | int, within: str | None = None, cls: None = None) -> _E: ...
+@overload
+def located(e: BaseException, *path: str | int, within: str | None = None, cls: type[_E]) -> _E:
+    """A copy of ``e`` found at a place outside its own: under ``path`` (keys and indices,
+    outermost first) and in what ``within`` names (a file, a stored context). Of ``e``'s class,
+    or ``cls``. Its text reads as the core's (``within: a.b[3].c: message``) and ``loc`` is the
+    whole path. An exception without a place of its own is taken as its text."""
 
 def count_text(text: str, encoding: str = "cl100k_base") -> int:
     """BPE tokens of ``text``; special-token text counts as ordinary text."""

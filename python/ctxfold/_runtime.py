@@ -36,9 +36,9 @@ def _typed(*types: type) -> Callable[[Any, str], Any]:
 
     def read(v: Any, where: str) -> Any:
         if isinstance(v, bool) and bool not in types:
-            raise DecodeError(f"{where}: expected {types[0].__name__}, got bool")
+            raise _core.located(DecodeError(f"expected {types[0].__name__}, got bool"), where)
         if not isinstance(v, types):
-            raise DecodeError(f"{where}: wrong type {type(v).__name__}")
+            raise _core.located(DecodeError(f"wrong type {type(v).__name__}"), where)
         return v
 
     return read
@@ -48,14 +48,15 @@ def _read_usage(v: Any, where: str) -> Usage:
     try:
         return Usage.from_mapping(_typed(dict)(v, where))
     except TypeError as e:
-        raise DecodeError(f"{where}: {e}") from None
+        raise _core.located(DecodeError(str(e)), where) from None
 
 
 def _read_time(v: Any, where: str) -> datetime:
+    text = _typed(str)(v, where)
     try:
-        return _core.parse_time(_typed(str)(v, where))
+        return _core.parse_time(text)
     except DecodeError as e:
-        raise DecodeError(f"{where}: {e}") from None
+        raise _core.located(e, where) from None
 
 
 @dataclass(frozen=True)

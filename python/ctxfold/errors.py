@@ -1,4 +1,10 @@
-"""ctxfold's exceptions. The Rust binding raises these (it imports them from here)."""
+"""ctxfold's exceptions. The Rust binding raises these (it imports them from here).
+
+An error that knows where it was found says so twice: in its text (``events[17].data.message.role:
+invalid role 'bot'``, led by the file or the stored context that held the input) and as data, in
+``loc``: the path of keys (``str``) and list indices (``int``) from the outside in, here
+``("events", 17, "data", "message", "role")``. ``loc`` is ``()`` when the error has no path.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,27 @@ __all__ = ["ConflictError", "ContextError", "DecodeError", "FormatError", "Store
 
 
 class ContextError(Exception):
-    """Base class of every ctxfold error."""
+    """Base class of every ctxfold error.
+
+    ``loc``: where in the input the error was found, as a tuple of keys and indices (outermost
+    first); ``()`` when there is no path. A plain ``ValueError``, ``TypeError`` or ``IndexError``
+    raised by the core for a value with a place (``Message(tool_calls=[...])``) carries ``loc`` too.
+    """
+
+    loc: tuple[str | int, ...] = ()
+    """Where in the input the error was found: keys (``str``) and list indices (``int``), outermost
+    first; ``()`` when there is no path."""
 
 
 class DecodeError(ContextError, ValueError):
-    """Input that cannot be read into a context; the message says where."""
+    """Input that cannot be read into a context (a document, a dict, a store's rows); the message
+    says where, and ``loc`` holds the path inside the document (``("events", 3, "data", "op")``)."""
 
 
 class FormatError(ContextError, ValueError):
-    """A provider message or request that cannot be converted (the message says where), or,
-    with ``strict=True``, a request that would need repairs (the message lists them)."""
+    """A provider message or request that cannot be converted (the message says where, ``loc``
+    holds the path: ``("messages", 0, "content", 2)``), or, with ``strict=True``, a request that
+    would need repairs (the message lists them)."""
 
 
 class UnknownAnchorError(ContextError, KeyError):

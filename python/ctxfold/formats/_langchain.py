@@ -32,6 +32,7 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("ctxfold.formats.to_langchain/from_langchain need LangChain: pip install 'ctxfold[langchain]'") from e
 
+from .. import _core
 from .._core import INTERRUPTED, Message, Part, is_json
 from ..errors import FormatError
 from ._plan import Answer, View, walk
@@ -77,7 +78,12 @@ def from_langchain(messages: Iterable[Any]) -> list[Message]:
         raise FormatError("messages: expected a list of LangChain messages, got one message")
     out = []
     for i, lc in enumerate(messages):
-        out.append(_message_in(lc, f"messages[{i}]"))
+        try:
+            out.append(_message_in(lc, f"messages[{i}]"))
+        except FormatError:
+            raise
+        except (TypeError, ValueError) as e:  # the core refused the message: placed as its own errors are
+            raise _core.located(e, "messages", i, cls=FormatError) from None
     return out
 
 
@@ -148,10 +154,7 @@ def _message_in(lc: Any, where: str) -> Message:
         content = [_block_in(b, f"{where}.content[{k}]") for k, b in enumerate(content)]
     elif not isinstance(content, str):
         raise FormatError(f"{where}.content: expected a str or a list, got {type(content).__name__}")
-    try:
-        return Message(role, content, name=lc.name, metadata={"interop": interop}, **kw)
-    except (TypeError, ValueError) as e:
-        raise FormatError(f"{where}: {e}") from None
+    return Message(role, content, name=lc.name, metadata={"interop": interop}, **kw)
 
 
 def _calls_in(lc: Any, where: str) -> list[dict[str, Any]]:

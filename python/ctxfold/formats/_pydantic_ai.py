@@ -33,6 +33,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "ctxfold.formats.to_pydantic_ai/from_pydantic_ai need Pydantic AI: pip install 'ctxfold[pydantic-ai]'"
     ) from e
 
+from .. import _core
 from .._core import INTERRUPTED, Message, Part, is_json
 from ..errors import FormatError
 from ._plan import Answer, View, walk
@@ -135,7 +136,7 @@ def from_pydantic_ai(messages: Iterable[Any]) -> list[Message]:
         except (TypeError, ValueError, AttributeError, KeyError) as e:
             if isinstance(e, FormatError):
                 raise
-            raise FormatError(f"{where}: {e}") from None
+            raise _core.located(e, "messages", i, cls=FormatError) from None
     return out
 
 

@@ -106,7 +106,7 @@ def loaded(store: str, context_id: str, r: Read | None) -> Context:
     try:
         ctx = Context._from_loaded(core, rt, not versioned)
     except DecodeError as e:
-        raise DecodeError(f"context {context_id}: {e}") from None
+        raise _core.located(e, within=f"context {context_id}") from None
     ctx.stored_seq = head
     ctx._stored_state = (store, text(r.state))
     return ctx
@@ -164,7 +164,7 @@ def _fields_of(context_id: str, runtime: dict[str, Any]) -> SimpleNamespace:
     try:
         _runtime.load(fields, runtime, False)
     except DecodeError as e:
-        raise DecodeError(f"context {context_id}: {e}") from None
+        raise _core.located(e, within=f"context {context_id}") from None
     return fields
 
 

@@ -1,7 +1,7 @@
 //! Named anchors: end-iterators into the transcript, kept in list order with non-decreasing
 //! indices. The shifting rules are in docs/guide.md (Anchors).
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 pub const DEFAULT_ANCHORS: [&str; 3] = ["system_prompt", "tools", "messages"];
 
@@ -34,7 +34,12 @@ impl Anchors {
         self.list
             .iter()
             .position(|(n, _)| n == name)
-            .ok_or_else(|| Error::UnknownAnchor(format!("unknown anchor point: {name}")))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::UnknownAnchor,
+                    format!("unknown anchor point: {name}"),
+                )
+            })
     }
 
     pub fn index_at(&self, k: usize) -> usize {
@@ -56,10 +61,12 @@ impl Anchors {
         after_existing: bool,
     ) -> Result<()> {
         if self.list.iter().any(|(n, _)| n == name) {
-            return Err(Error::Value(format!("Anchor point already exists: {name}")));
+            return Err(Error::bad_argument(format!(
+                "Anchor point already exists: {name}"
+            )));
         }
         if index > len {
-            return Err(Error::Index(format!(
+            return Err(Error::out_of_range(format!(
                 "anchor index {} is outside [0, {len}]",
                 if index == usize::MAX {
                     "(too large)".to_string()
@@ -133,20 +140,24 @@ impl Anchors {
         }
     }
 
-    /// Names unique, indices non-decreasing and within `[0, len]`.
-    pub fn validate(&self, len: usize) -> std::result::Result<(), String> {
+    /// Names unique, indices non-decreasing and within `[0, len]`; an error is undecodable
+    /// input at the offending entry's index.
+    pub fn validate(&self, len: usize) -> Result<()> {
         let mut prev = 0;
         for (k, (n, i)) in self.list.iter().enumerate() {
             if self.list[..k].iter().any(|(m, _)| m == n) {
-                return Err(format!("[{k}]: duplicate anchor {n:?}"));
+                return Err(Error::undecodable(format!("duplicate anchor {n:?}")).at_index(k));
             }
             if *i > len {
-                return Err(format!(
-                    "[{k}]: anchor {n:?} at {i} is outside the {len}-message transcript"
-                ));
+                return Err(Error::undecodable(format!(
+                    "anchor {n:?} at {i} is outside the {len}-message transcript"
+                ))
+                .at_index(k));
             }
             if *i < prev {
-                return Err(format!("[{k}]: anchor {n:?} at {i} is out of order"));
+                return Err(
+                    Error::undecodable(format!("anchor {n:?} at {i} is out of order")).at_index(k),
+                );
             }
             prev = *i;
         }
@@ -165,8 +176,12 @@ mod tests {
         assert_eq!(a.list().last().unwrap().0, "start");
         a.add("first", 0, 0, false).unwrap();
         assert_eq!(a.list()[0].0, "first");
-        assert!(matches!(a.add("start", 0, 0, true), Err(Error::Value(_))));
-        assert!(matches!(a.add("x", 1, 0, true), Err(Error::Index(_))));
+        let kind = |r: Result<()>| r.map_err(|e| e.kind()).err();
+        assert_eq!(
+            kind(a.add("start", 0, 0, true)),
+            Some(ErrorKind::BadArgument)
+        );
+        assert_eq!(kind(a.add("x", 1, 0, true)), Some(ErrorKind::OutOfRange));
     }
 
     #[test]

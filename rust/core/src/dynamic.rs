@@ -59,17 +59,19 @@ pub fn add_tool_hooks(m: &mut Message, extra: &[String]) {
 /// and any other keys each tool came with.
 fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
     let v: Value = serde_json::from_str(text)
-        .map_err(|e| Error::Value(format!("tool_list output is not JSON: {e}")))?;
+        .map_err(|e| Error::bad_argument(format!("tool_list output is not JSON: {e}")))?;
     let arr = v
         .as_array()
-        .ok_or_else(|| Error::Value("tool_list output must be a JSON list".into()))?;
+        .ok_or_else(|| Error::bad_argument("tool_list output must be a JSON list"))?;
     let mut out = Vec::with_capacity(arr.len());
     for (i, t) in arr.iter().enumerate() {
         let o = t
             .as_object()
-            .ok_or_else(|| Error::Value(format!("tool_list[{i}] must be an object")))?;
+            .ok_or_else(|| Error::bad_argument(format!("tool_list[{i}] must be an object")))?;
         if !matches!(o.get("name"), Some(Value::String(_))) {
-            return Err(Error::Value(format!("tool_list[{i}] needs a string name")));
+            return Err(Error::bad_argument(format!(
+                "tool_list[{i}] needs a string name"
+            )));
         }
         let mut p = Map::new();
         p.insert("type".into(), Value::String("tool".into()));
@@ -97,18 +99,19 @@ fn parse_tool_list(text: &str) -> Result<Vec<Part>> {
 /// Regexes from a `tool_filter` output: a JSON list of patterns, each matched in full.
 fn parse_tool_filter(text: &str) -> Result<Vec<regex::Regex>> {
     let v: Value = serde_json::from_str(text)
-        .map_err(|e| Error::Value(format!("tool_filter output is not JSON: {e}")))?;
+        .map_err(|e| Error::bad_argument(format!("tool_filter output is not JSON: {e}")))?;
     let arr = v
         .as_array()
-        .ok_or_else(|| Error::Value("tool_filter output must be a JSON list".into()))?;
+        .ok_or_else(|| Error::bad_argument("tool_filter output must be a JSON list"))?;
     arr.iter()
         .enumerate()
         .map(|(i, p)| {
             let s = p
                 .as_str()
-                .ok_or_else(|| Error::Value(format!("tool_filter[{i}] must be a string")))?;
-            regex::Regex::new(&format!("^(?:{s})$"))
-                .map_err(|e| Error::Value(format!("tool_filter[{i}] is not a valid regex: {e}")))
+                .ok_or_else(|| Error::bad_argument(format!("tool_filter[{i}] must be a string")))?;
+            regex::Regex::new(&format!("^(?:{s})$")).map_err(|e| {
+                Error::bad_argument(format!("tool_filter[{i}] is not a valid regex: {e}"))
+            })
         })
         .collect()
 }

@@ -14,7 +14,7 @@ impl<H: MessageHandle> Context<H> {
     fn check_seq(&self, seq: i64) -> Result<usize> {
         match u64::try_from(seq) {
             Ok(s) if s <= self.next_seq() => Ok(s as usize),
-            _ => Err(Error::Index(format!(
+            _ => Err(Error::out_of_range(format!(
                 "seq {seq} is outside [0, {}]",
                 self.next_seq()
             ))),

@@ -25,7 +25,7 @@ pub mod tokens;
 pub mod window;
 
 pub use context::{Context, MessageHandle};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, LocItem, Location, Place, Result, Trail};
 pub use event::{Event, EventType, Op};
 pub use message::{Content, Kind, Message, Part, Role};
 pub use tokens::Encoding;

@@ -3,7 +3,7 @@
 //! it in, and appends the event; the mutating methods add the anchor rules around it.
 
 use crate::context::{Context, MessageHandle, Seed};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::event::{Event, EventData, EventType, Op};
 use crate::message::INTERRUPTED;
 use crate::message::{Content, Message, Role};
@@ -27,7 +27,7 @@ pub(crate) fn misfit(op: Op, len: usize) -> Option<String> {
 }
 
 impl<H: MessageHandle> Context<H> {
-    /// The one way an event enters the log. `op` must fit the transcript (`Error::Index`
+    /// The one way an event enters the log. `op` must fit the transcript (`OutOfRange`
     /// otherwise, and nothing changes); a surface event's `message` goes where `op` says.
     pub(crate) fn apply(
         &mut self,
@@ -40,7 +40,7 @@ impl<H: MessageHandle> Context<H> {
         let seq = self.events.len() as u32;
         if let Some(op) = op {
             if let Some(why) = misfit(op, self.len()) {
-                return Err(Error::Index(why));
+                return Err(Error::out_of_range(why));
             }
             match op {
                 Op::Insert(p) => self.transcript.insert(p, seq),
@@ -123,12 +123,14 @@ impl<H: MessageHandle> Context<H> {
     /// saturated, so they read as outside.
     fn caller_range(&self, first: i64, last: i64) -> Result<Option<(usize, usize)>> {
         if first < 0 || last < 0 {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "negative index in range {first}..{last}"
             )));
         }
         if first > last {
-            return Err(Error::Value(format!("range {first}..{last} is descending")));
+            return Err(Error::bad_argument(format!(
+                "range {first}..{last} is descending"
+            )));
         }
         let (first, last) = (first as usize, last as usize);
         Ok((last < self.len()).then_some((first, last)))
@@ -152,7 +154,7 @@ impl<H: MessageHandle> Context<H> {
     /// Insert at a position that is not an anchor (patching): anchors at `p` or later move up.
     pub fn insert_at(&mut self, p: usize, h: H) -> Result<&Event<H>> {
         if let Some(why) = misfit(Op::Insert(p), self.len()) {
-            return Err(Error::Index(why));
+            return Err(Error::out_of_range(why));
         }
         self.anchors.shift_at_or_after(p);
         self.place(Op::Insert(p), h, None)
@@ -177,7 +179,7 @@ impl<H: MessageHandle> Context<H> {
         data: Map<String, Value>,
     ) -> Result<&Event<H>> {
         if let Some(why) = misfit(Op::Replace(first, last), self.len()) {
-            return Err(Error::Index(why));
+            return Err(Error::out_of_range(why));
         }
         let inherited = self.raw_at(first).expect("in range").message().created_at;
         let h = if h.message().created_at == inherited {
@@ -210,7 +212,7 @@ impl<H: MessageHandle> Context<H> {
         data: Map<String, Value>,
     ) -> Result<&Event<H>> {
         if let Some(why) = misfit(Op::Remove(first, last), self.len()) {
-            return Err(Error::Index(why));
+            return Err(Error::out_of_range(why));
         }
         self.anchors.remove(first, last);
         let op = Some(Op::Remove(first, last));
@@ -228,7 +230,7 @@ impl<H: MessageHandle> Context<H> {
     /// A bookkeeping event (the caller has turned refusals into warnings).
     pub fn log_event(&mut self, kind: EventType, data: Map<String, Value>) -> Result<&Event<H>> {
         if !kind.is_bookkeeping() {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "{} events are written by the context itself, not by log_event",
                 kind.name()
             )));
@@ -290,8 +292,8 @@ impl<H: MessageHandle> Context<H> {
 
 /// Replaying a file: an op that does not fit is the file's fault.
 pub(crate) fn replay_error(e: Error) -> Error {
-    match e {
-        Error::Index(why) => Error::Decode(format!("data: {why}")),
-        other => other,
+    match e.kind() {
+        ErrorKind::OutOfRange => e.with_kind(ErrorKind::Undecodable).at_key("data"),
+        _ => e,
     }
 }

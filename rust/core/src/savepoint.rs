@@ -49,11 +49,11 @@ impl<H: MessageHandle> Context<H> {
 
     /// Drop every event since `sp` was taken and restore the fold, anchors, bindings and
     /// content map as they were then. A savepoint of another context, or from past this log's
-    /// end, is an `Error::Value` and nothing changes.
+    /// end, is a bad argument and nothing changes.
     pub fn rewind(&mut self, sp: &Savepoint) -> Result<()> {
         if sp.id != self.id || sp.seq > self.next_seq() || sp.materialized > self.materialized.len()
         {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "not a savepoint of this context's log (context {}, seq {})",
                 sp.id, sp.seq
             )));

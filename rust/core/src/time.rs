@@ -131,7 +131,7 @@ pub fn parse_iso(s: &str) -> Result<Micros> {
     if (EARLIEST..=LATEST).contains(&t) {
         Ok(t)
     } else {
-        Err(Error::Decode(format!(
+        Err(Error::undecodable(format!(
             "time {s:?} is outside years 1 to 9999 (UTC)"
         )))
     }
@@ -157,7 +157,7 @@ fn parse_any(s: &str) -> Result<Micros> {
     if let Ok(d) = DateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f%z") {
         return Ok(d.with_timezone(&Utc).timestamp_micros());
     }
-    Err(Error::Decode(format!("unparsable time {s:?}")))
+    Err(Error::undecodable(format!("unparsable time {s:?}")))
 }
 
 /// `YYYYMMDD` of a time, for file names.

@@ -1,7 +1,7 @@
-//! Every way a document can be wrong is a `Decode` error that says where, never a panic and
+//! Every way a document can be wrong is an undecodable-input error that says where, never a panic and
 //! never a half-built context.
 
-use ctxfold_core::{Content, Context, Error, Message, Role};
+use ctxfold_core::{Content, Context, ErrorKind, LocItem, Message, Role};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ fn doc() -> Value {
 
 fn decode_error(v: &Value) -> String {
     match Ctx::load_value(v, true) {
-        Err(Error::Decode(m)) => m,
+        Err(e) if e.kind() == ErrorKind::Undecodable => e.to_string(),
         Err(other) => panic!("expected a decode error, got {other:?}"),
         Ok(_) => panic!("expected a decode error for {v}"),
     }
@@ -124,15 +124,15 @@ fn each_bad_field_names_its_place() {
 fn bad_bytes_are_decode_errors() {
     let text = serde_json::to_vec(&doc()).unwrap();
     for cut in [0, 1, text.len() / 2, text.len() - 1] {
-        assert!(matches!(
-            Ctx::load_bytes(&text[..cut]),
-            Err(Error::Decode(_))
-        ));
+        let e = Ctx::load_bytes(&text[..cut]).err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::Undecodable);
     }
     let mut bad = text.clone();
     bad[10] = 0xff;
-    assert!(matches!(Ctx::load_bytes(&bad), Err(Error::Decode(m)) if m.contains("UTF-8")));
-    assert!(matches!(Ctx::load_bytes(b"[]"), Err(Error::Decode(_))));
+    let e = Ctx::load_bytes(&bad).err().unwrap();
+    assert!(e.kind() == ErrorKind::Undecodable && e.to_string().contains("UTF-8"));
+    let e = Ctx::load_bytes(b"[]").err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Undecodable);
 }
 
 #[test]
@@ -143,4 +143,44 @@ fn runtime_fields_that_could_not_be_saved_again_are_refused() {
     }
     let m = decode_error(&with(&["deps"], deep));
     assert!(m.contains("deps") && m.contains("deeper"), "{m}");
+}
+
+#[test]
+fn the_place_of_a_bad_field_is_data_as_well_as_text() {
+    let key = |k: &str| LocItem::Key(k.into());
+    let cases: Vec<(Value, Vec<LocItem>)> = vec![
+        (
+            with(&["events", "0", "data", "message", "role"], json!("robot")),
+            vec![
+                key("events"),
+                LocItem::Index(0),
+                key("data"),
+                key("message"),
+                key("role"),
+            ],
+        ),
+        (
+            with(&["events", "3", "data", "first"], json!(-1)),
+            vec![key("events"), LocItem::Index(3), key("data"), key("first")],
+        ),
+        (
+            with(&["anchors"], json!([["a", 1], ["b", 0]])),
+            vec![key("anchors"), LocItem::Index(1)],
+        ),
+        (with(&["version"], json!(7)), vec![]),
+    ];
+    for (v, loc) in cases {
+        let e = Ctx::load_value(&v, true).err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::Undecodable);
+        let got: Vec<LocItem> = e.loc().items().cloned().collect();
+        assert_eq!(got, loc, "{e}");
+        // The text is the place, then the message.
+        let place = e.loc().to_string();
+        let expected = if place.is_empty() {
+            e.message().to_string()
+        } else {
+            format!("{place}: {}", e.message())
+        };
+        assert_eq!(e.to_string(), expected);
+    }
 }

@@ -1,7 +1,7 @@
 //! The provider formats over core messages: round trips, repairs, ids, strict, errors.
 
 use ctxfold_core::formats::{self, ExportOptions, Format};
-use ctxfold_core::{Content, Error, Message, Role};
+use ctxfold_core::{Content, Error, ErrorKind, LocItem, Message, Role};
 use serde_json::{json, Value};
 
 fn export(f: Format, ms: &[Message], strict: bool) -> Result<Value, Error> {
@@ -73,9 +73,9 @@ fn anthropic_results_come_first_in_the_next_user_turn() {
     assert_eq!(results[1]["tool_use_id"], json!("c2"));
     assert_eq!(msgs[3]["content"], json!("more"));
     // Strict: the remapped id, the dangling call and the moved answer are all named.
-    let Err(Error::Format(m)) = export(Format::Anthropic, &ms, true) else {
-        panic!()
-    };
+    let e = export(Format::Anthropic, &ms, true).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NeedsRepair);
+    let m = e.to_string();
     assert!(
         m.contains("call|1") && m.contains("\"c2\"") && m.contains("moved"),
         "{m}"
@@ -107,12 +107,26 @@ fn responses_items_round_trip_one_message_each() {
 fn malformed_input_is_a_located_format_error() {
     let p = json!([{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]);
     let e = formats::import(Format::OpenAiChat, &p, None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unconvertible);
     assert_eq!(
-        e,
-        Error::Format("messages[0].tool_calls[0].function: missing \"name\"".into())
+        e.to_string(),
+        "messages[0].tool_calls[0].function: missing \"name\""
     );
+    let key = |k: &str| LocItem::Key(k.into());
+    assert_eq!(
+        e.loc().items().cloned().collect::<Vec<_>>(),
+        [
+            key("messages"),
+            LocItem::Index(0),
+            key("tool_calls"),
+            LocItem::Index(0),
+            key("function")
+        ]
+    );
+    assert_eq!(e.message(), "missing \"name\"");
     let e = formats::import(Format::Anthropic, &json!([{"role": "user"}]), None).unwrap_err();
-    assert_eq!(e, Error::Format("messages[0]: missing \"content\"".into()));
+    assert_eq!(e.kind(), ErrorKind::Unconvertible);
+    assert_eq!(e.to_string(), "messages[0]: missing \"content\"");
 }
 
 #[test]

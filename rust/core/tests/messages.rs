@@ -2,7 +2,7 @@
 //! `Message::build` / `Message::with`, so these rules hold whatever door a message comes in by.
 
 use ctxfold_core::message::{new_part, part_from_map, Fields};
-use ctxfold_core::{Content, Error, Kind, Message, Role};
+use ctxfold_core::{Content, ErrorKind, Kind, Message, Role};
 use serde_json::{json, Map, Value};
 
 fn obj(v: Value) -> Map<String, Value> {
@@ -35,7 +35,8 @@ fn build_applies_fields_then_validates_once() {
     };
     let e = Message::build(Role::Assistant, Content::None, Kind::Plain, bad).unwrap_err();
     assert!(
-        matches!(&e, Error::Value(t) if t == "tool_calls[1]: a tool call's id must be a string"),
+        e.kind() == ErrorKind::BadArgument
+            && e.to_string() == "tool_calls[1]: a tool call's id must be a string",
         "{e:?}"
     );
     let parts = Content::Parts(vec![
@@ -44,7 +45,8 @@ fn build_applies_fields_then_validates_once() {
     ]);
     let e = Message::build(Role::User, parts, Kind::Plain, Fields::default()).unwrap_err();
     assert!(
-        matches!(&e, Error::Value(t) if t == "content[1]: a part needs a string \"type\""),
+        e.kind() == ErrorKind::BadArgument
+            && e.to_string() == "content[1]: a part needs a string \"type\"",
         "{e:?}"
     );
 }

@@ -3,12 +3,11 @@
 //! parts: `part`). The rules a message obeys (tool calls, part types) are
 //! the core's and are checked there, once (`Message::build`, `Message::with`).
 
-use crate::convert::{expected, string, under, JsonMap, Time};
-use crate::errors::IntoPyResult;
+use crate::convert::{expected, string, JsonMap, Time};
+use crate::errors::Failure;
 use crate::part::PartArg;
 use ctxfold_core::message::Fields;
-use ctxfold_core::{Content, Role};
-use pyo3::exceptions::PyTypeError;
+use ctxfold_core::{Content, Error, Role};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Map;
@@ -17,8 +16,8 @@ use serde_json::Map;
 pub struct ContentArg(pub Content);
 
 impl<'py> FromPyObject<'_, 'py> for ContentArg {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<ContentArg> {
+    type Error = Failure;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> Result<ContentArg, Failure> {
         if o.is_none() {
             return Ok(ContentArg(Content::None));
         }
@@ -34,9 +33,9 @@ impl<'py> FromPyObject<'_, 'py> for ContentArg {
             .map(|(i, p)| {
                 p?.extract::<PartArg>()
                     .map(|p| p.0)
-                    .map_err(|e| under(&format!("content[{i}]"), e, o.py()))
+                    .map_err(|e| e.at_index(i).at_key("content"))
             })
-            .collect::<PyResult<_>>()?;
+            .collect::<Result<_, Failure>>()?;
         Ok(ContentArg(Content::Parts(parts)))
     }
 }
@@ -47,18 +46,18 @@ impl<'py> FromPyObject<'_, 'py> for ContentArg {
 pub struct FieldsArg(pub Fields);
 
 impl<'py> FromPyObject<'_, 'py> for FieldsArg {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<FieldsArg> {
-        let d = o.cast::<PyDict>()?;
+    type Error = Failure;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> Result<FieldsArg, Failure> {
+        let d = o.cast::<PyDict>().map_err(PyErr::from)?;
         let mut f = Fields::default();
         for (k, v) in d.iter() {
             let key: String = k.extract()?;
-            let value = |e: PyErr| under(&key, e, o.py());
+            let value = |e: Failure| e.at_key(&key);
             let none = v.is_none();
             match key.as_str() {
                 "role" => {
                     let r = v.cast::<PyString>().map_err(|_| expected("a str", &v))?;
-                    f.role = Some(Role::parse(&string(r)?).py()?);
+                    f.role = Some(Role::parse(&string(r)?)?);
                 }
                 "content" => f.content = Some(v.extract::<ContentArg>().map_err(value)?.0),
                 "name" => f.name = Some(opt_str(&v).map_err(value)?),
@@ -72,9 +71,9 @@ impl<'py> FromPyObject<'_, 'py> for FieldsArg {
                             .map(|(i, c)| {
                                 c?.extract::<JsonMap>()
                                     .map(|c| c.0)
-                                    .map_err(|e| under(&format!("tool_calls[{i}]"), e, o.py()))
+                                    .map_err(|e| e.at_index(i).at_key("tool_calls"))
                             })
-                            .collect::<PyResult<_>>()?
+                            .collect::<Result<_, Failure>>()?
                     })
                 }
                 "metadata" => {
@@ -95,13 +94,13 @@ impl<'py> FromPyObject<'_, 'py> for FieldsArg {
                         v.try_iter()?
                             .map(|h| h?.extract::<String>())
                             .collect::<PyResult<_>>()
-                            .map_err(value)?
+                            .map_err(|e| value(e.into()))?
                     })
                 }
                 other => {
-                    return Err(PyTypeError::new_err(format!(
-                        "unexpected keyword argument '{other}'"
-                    )))
+                    return Err(
+                        Error::wrong_kind(format!("unexpected keyword argument '{other}'")).into(),
+                    )
                 }
             }
         }
@@ -116,7 +115,7 @@ impl FieldsArg {
     }
 }
 
-fn opt_str(v: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+fn opt_str(v: &Bound<'_, PyAny>) -> Result<Option<String>, Failure> {
     if v.is_none() {
         return Ok(None);
     }

@@ -6,15 +6,15 @@ use crate::convert::{self, map_to_py, Int};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
 use ctxfold_core::compaction::{ClearOptions, PlanOptions, Summary};
-use ctxfold_core::Encoding;
-use pyo3::exceptions::PyValueError;
+use ctxfold_core::{Encoding, Error};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 /// A count or budget: an int, never negative.
 fn count(name: &str, i: Int) -> PyResult<u64> {
     u64::try_from(i.0)
-        .map_err(|_| PyValueError::new_err(format!("{name} must be non-negative, got {}", i.0)))
+        .map_err(|_| Error::bad_argument(format!("{name} must be non-negative, got {}", i.0)))
+        .py()
 }
 
 fn position(name: &str, i: Int) -> PyResult<usize> {
@@ -89,10 +89,7 @@ pub fn compaction_apply(
     } else if let Ok(s) = summary.cast::<PyString>() {
         Summary::Text(convert::string(s)?)
     } else {
-        return Err(convert::expected(
-            "a str or a Message as the summary",
-            summary,
-        ));
+        return Err(convert::expected("a str or a Message as the summary", summary).into());
     };
     let ranges = ranges
         .into_iter()

@@ -7,9 +7,8 @@ use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
 use ctxfold_core::codec::write::{DataOut, Shape};
 use ctxfold_core::tokens::Encoding;
-use ctxfold_core::{Context, Event, EventType, Message, MessageHandle, Role};
+use ctxfold_core::{Context, Error, Event, EventType, Message, MessageHandle, Role};
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use serde_json::Value;
@@ -322,7 +321,8 @@ impl ContextCore {
 
     fn log_event(&self, py: Python<'_>, kind: &str, data: JsonMap) -> PyResult<PyEvent> {
         let t = EventType::parse(kind)
-            .ok_or_else(|| PyValueError::new_err(format!("unknown event type {kind:?}")))?;
+            .ok_or_else(|| Error::bad_argument(format!("unknown event type {kind:?}")))
+            .py()?;
         let mut c = self.lock(py);
         c.log_event(t, data.0).map(PyEvent::of).py()
     }
@@ -373,11 +373,10 @@ impl ContextCore {
         let mut pairs = Vec::new();
         for (k, v) in outputs.iter() {
             let k: String = k.extract()?;
-            let v = v.cast::<pyo3::types::PyString>().map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(format!(
-                    "output of hook {k:?} must be a str"
-                ))
-            })?;
+            let v = v
+                .cast::<pyo3::types::PyString>()
+                .map_err(|_| Error::wrong_kind(format!("output of hook {k:?} must be a str")))
+                .py()?;
             pairs.push((k, convert::string(v)?));
         }
         let mut c = self.lock(py);
@@ -589,13 +588,12 @@ impl ContextCore {
         d: &Bound<'py, PyAny>,
         require_version: bool,
     ) -> PyResult<(ContextCore, Bound<'py, PyDict>, bool)> {
-        let d = d
-            .cast::<PyDict>()
-            .map_err(|_| crate::errors::decode_err("expected a dict at the top level".into()))?;
-        let v =
-            Value::Object(to_map(d).map_err(|e| {
-                crate::errors::decode_err(format!("not a JSON-compatible dict: {e}"))
-            })?);
+        let d = d.cast::<PyDict>().map_err(|_| {
+            crate::errors::to_py(ctxfold_core::Error::undecodable(
+                "expected a dict at the top level",
+            ))
+        })?;
+        let v = Value::Object(to_map(d).map_err(crate::errors::Failure::in_input)?);
         let l = py.detach(|| Core::load_value(&v, require_version)).py()?;
         Ok((
             ContextCore::wrap(l.context),

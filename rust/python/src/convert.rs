@@ -1,7 +1,8 @@
 //! Conversions between Python values and the core's JSON values and times.
 
+use crate::errors::Failure;
 use ctxfold_core::time::Micros;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use ctxfold_core::{Error, ErrorKind};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess,
@@ -25,7 +26,7 @@ impl<'py> FromPyObject<'_, 'py> for Int {
         // A bool is an int to Python, never an index or a count here.
         let i = match obj.cast::<PyInt>() {
             Ok(i) if obj.cast::<PyBool>().is_err() => i,
-            _ => return Err(expected("an int", &obj)),
+            _ => return Err(expected("an int", &obj).into()),
         };
         if let Ok(v) = i.extract::<i64>() {
             return Ok(Int(v));
@@ -39,24 +40,19 @@ impl<'py> FromPyObject<'_, 'py> for Int {
 /// callers differ only in what they do with the rest.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
-    /// An argument: `TypeError` (wrong kind of value) or `ValueError` (bad text, too deep).
+    /// An argument: a wrong kind of value (`TypeError`) or a bad one (bad text, too deep:
+    /// `ValueError`).
     Raise,
     /// Runtime fields on their way to disk: left out (a dict entry, a list item); with
     /// `redact`, credential-named keys too (`ctxfold_core::redact`). Too deep still raises.
     Drop { redact: bool },
     /// A provider's request or response for an importer: pydantic objects (the SDKs' types)
-    /// read as what `model_dump(mode="json", exclude_unset=True)` gives; the rest is a
-    /// `FormatError` naming the place.
+    /// read as what `model_dump(mode="json", exclude_unset=True)` gives; the rest cannot be
+    /// converted (`FormatError`).
     Import,
 }
 
-/// Why a value is not JSON, and where (the path is built as the error unwinds, so the
-/// success path pays nothing for it).
-pub struct NotJson {
-    path: String,
-    why: Why,
-}
-
+/// Why a value is not JSON.
 enum Why {
     Type(String),
     Key,
@@ -64,38 +60,23 @@ enum Why {
     NonFinite,
     Surrogates,
     Deep,
-    Py(PyErr),
 }
 
-impl NotJson {
-    fn new(why: Why) -> NotJson {
-        NotJson {
-            path: String::new(),
-            why,
-        }
-    }
-
-    fn under(mut self, seg: &str) -> NotJson {
-        self.path.insert_str(0, seg);
-        self
-    }
-
+impl Why {
+    /// Whether `Policy::Drop` leaves the value out (too deep is refused under every policy).
     fn droppable(&self) -> bool {
-        !matches!(self.why, Why::Deep | Why::Py(_))
+        !matches!(self, Why::Deep)
     }
 
-    /// The exception, the place first when there is one (`metadata.x: …`).
-    pub fn into_err(self, root: &str, policy: Policy) -> PyErr {
-        let at = format!("{root}{}", self.path);
-        let at = at.trim_start_matches('.');
+    /// The error under `policy`; its place is added as it unwinds.
+    fn error(self, policy: Policy) -> Error {
         let expected = match policy {
             Policy::Import => {
                 "a dict, list, tuple, str, int, float, bool or None, or a pydantic model"
             }
             _ => "a dict, list, tuple, str, int, float, bool or None",
         };
-        let text = match &self.why {
-            Why::Py(_) => String::new(),
+        let text = match &self {
             Why::Type(t) => format!("{t} is not JSON (expected {expected})"),
             Why::Key => "JSON object keys must be str".into(),
             Why::BigInt => "an integer outside the 64-bit range is not JSON".into(),
@@ -103,45 +84,33 @@ impl NotJson {
             Why::Surrogates => SURROGATES.into(),
             Why::Deep => format!("JSON nested deeper than {MAX_DEPTH} levels"),
         };
-        let text = if at.is_empty() {
-            text
-        } else {
-            format!("{at}: {text}")
+        let kind = match (self, policy) {
+            (_, Policy::Import) => ErrorKind::Unconvertible,
+            (Why::Surrogates | Why::Deep, _) => ErrorKind::BadArgument,
+            _ => ErrorKind::WrongKind,
         };
-        match (self.why, policy) {
-            (Why::Py(e), _) => e,
-            (_, Policy::Import) => crate::errors::to_py(ctxfold_core::Error::Format(text)),
-            (Why::Surrogates | Why::Deep, _) => PyValueError::new_err(text),
-            _ => PyTypeError::new_err(text),
-        }
-    }
-}
-
-impl From<PyErr> for NotJson {
-    fn from(e: PyErr) -> Self {
-        NotJson::new(Why::Py(e))
+        Error::new(kind, text)
     }
 }
 
 /// `o` as JSON under `policy`; `None` when `Drop` left out the whole value.
-pub fn json(o: &Bound<'_, PyAny>, policy: Policy) -> Result<Option<Value>, NotJson> {
+pub fn json(o: &Bound<'_, PyAny>, policy: Policy) -> Result<Option<Value>, Failure> {
     walk(o, 0, policy)
 }
 
-/// `o` as JSON, raising as arguments do.
-pub fn to_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
-    json(o, Policy::Raise)
-        .map(|v| v.unwrap_or(Value::Null))
-        .map_err(|e| e.into_err("", Policy::Raise))
+/// `o` as JSON, refused as arguments are.
+pub fn to_value(o: &Bound<'_, PyAny>) -> Result<Value, Failure> {
+    json(o, Policy::Raise).map(|v| v.unwrap_or(Value::Null))
 }
 
-fn walk(o: &Bound<'_, PyAny>, depth: usize, policy: Policy) -> Result<Option<Value>, NotJson> {
+fn walk(o: &Bound<'_, PyAny>, depth: usize, policy: Policy) -> Result<Option<Value>, Failure> {
     if depth > MAX_DEPTH {
-        return Err(NotJson::new(Why::Deep));
+        return Err(Why::Deep.error(policy).into());
     }
-    let leaf = |r: Result<Value, NotJson>| match r {
-        Err(e) if e.droppable() && matches!(policy, Policy::Drop { .. }) => Ok(None),
-        r => r.map(Some),
+    let leaf = |r: Result<Value, Why>| match r {
+        Ok(v) => Ok(Some(v)),
+        Err(why) if why.droppable() && matches!(policy, Policy::Drop { .. }) => Ok(None),
+        Err(why) => Err(Failure::from(why.error(policy))),
     };
     if o.is_none() {
         return Ok(Some(Value::Null));
@@ -150,7 +119,7 @@ fn walk(o: &Bound<'_, PyAny>, depth: usize, policy: Policy) -> Result<Option<Val
         return leaf(
             s.to_str()
                 .map(|s| Value::String(s.to_string()))
-                .map_err(|_| NotJson::new(Why::Surrogates)),
+                .map_err(|_| Why::Surrogates),
         );
     }
     if let Ok(b) = o.cast::<PyBool>() {
@@ -162,14 +131,14 @@ fn walk(o: &Bound<'_, PyAny>, depth: usize, policy: Policy) -> Result<Option<Val
         } else if let Ok(v) = i.extract::<u64>() {
             Ok(Value::from(v))
         } else {
-            Err(NotJson::new(Why::BigInt))
+            Err(Why::BigInt)
         });
     }
     if let Ok(f) = o.cast::<PyFloat>() {
         return leaf(
             Number::from_f64(f.value())
                 .map(Value::Number)
-                .ok_or_else(|| NotJson::new(Why::NonFinite)),
+                .ok_or(Why::NonFinite),
         );
     }
     if let Ok(d) = o.cast::<PyDict>() {
@@ -181,7 +150,7 @@ fn walk(o: &Bound<'_, PyAny>, depth: usize, policy: Policy) -> Result<Option<Val
             match walk(&x?, depth + 1, policy) {
                 Ok(Some(v)) => items.push(v),
                 Ok(None) => {}
-                Err(e) => return Err(e.under(&format!("[{i}]"))),
+                Err(e) => return Err(e.at_index(i)),
             }
         }
         return Ok(Some(Value::Array(items)));
@@ -193,23 +162,21 @@ fn walk(o: &Bound<'_, PyAny>, depth: usize, policy: Policy) -> Result<Option<Val
         let dumped = o.call_method("model_dump", (), Some(&kw))?;
         return walk(&dumped, depth + 1, policy);
     }
-    leaf(Err(NotJson::new(Why::Type(
-        o.get_type().name()?.to_string(),
-    ))))
+    leaf(Err(Why::Type(o.get_type().name()?.to_string())))
 }
 
 fn map_walk(
     d: &Bound<'_, PyDict>,
     depth: usize,
     policy: Policy,
-) -> Result<Map<String, Value>, NotJson> {
+) -> Result<Map<String, Value>, Failure> {
     let mut m = Map::with_capacity(d.len());
     for (k, v) in d.iter() {
         let key = match k.cast::<PyString>().map(|k| k.to_str()) {
             Ok(Ok(k)) => k,
             _ if matches!(policy, Policy::Drop { .. }) => continue,
-            Ok(Err(_)) => return Err(NotJson::new(Why::Surrogates)),
-            Err(_) => return Err(NotJson::new(Why::Key)),
+            Ok(Err(_)) => return Err(Why::Surrogates.error(policy).into()),
+            Err(_) => return Err(Why::Key.error(policy).into()),
         };
         if policy == (Policy::Drop { redact: true }) && ctxfold_core::redact::is_secret_key(key) {
             continue;
@@ -219,7 +186,7 @@ fn map_walk(
                 m.insert(key.to_string(), v);
             }
             Ok(None) => {}
-            Err(e) => return Err(e.under(&format!(".{key}"))),
+            Err(e) => return Err(e.at_key(key)),
         }
     }
     Ok(m)
@@ -229,8 +196,8 @@ fn map_walk(
 pub struct Json(pub Value);
 
 impl<'py> FromPyObject<'_, 'py> for Json {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<Json> {
+    type Error = Failure;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> Result<Json, Failure> {
         to_value(&o).map(Json)
     }
 }
@@ -239,8 +206,8 @@ impl<'py> FromPyObject<'_, 'py> for Json {
 pub struct JsonMap(pub Map<String, Value>);
 
 impl<'py> FromPyObject<'_, 'py> for JsonMap {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<JsonMap> {
+    type Error = Failure;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> Result<JsonMap, Failure> {
         let d = o.cast::<PyDict>().map_err(|_| expected("a dict", &o))?;
         to_map(&d).map(JsonMap)
     }
@@ -250,40 +217,33 @@ impl<'py> FromPyObject<'_, 'py> for JsonMap {
 pub struct Time(pub Micros);
 
 impl<'py> FromPyObject<'_, 'py> for Time {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<Time> {
+    type Error = Failure;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> Result<Time, Failure> {
         micros(&o).map(Time)
     }
 }
 
-/// `TypeError: expected WHAT, got TYPE`: the one wording of a wrong kind of argument.
-pub fn expected(what: &str, o: &Bound<'_, PyAny>) -> PyErr {
+/// `expected WHAT, got TYPE` (a `TypeError`): the one wording of a wrong kind of argument.
+pub fn expected(what: &str, o: &Bound<'_, PyAny>) -> Failure {
     let got = o
         .get_type()
         .name()
         .map_or_else(|_| "an object".to_string(), |n| n.to_string());
-    PyTypeError::new_err(format!("expected {what}, got {got}"))
+    Error::wrong_kind(format!("expected {what}, got {got}")).into()
 }
 
-/// The same exception, its message prefixed with where (`content[2]: …`).
-pub fn under(at: &str, e: PyErr, py: Python<'_>) -> PyErr {
-    let text = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-    let ty = e.get_type(py);
-    PyErr::from_type(ty, format!("{at}: {text}"))
-}
-
-/// A dict as a JSON object, raising as arguments do.
-pub fn to_map(d: &Bound<'_, PyDict>) -> PyResult<Map<String, Value>> {
-    map_walk(d, 0, Policy::Raise).map_err(|e| e.into_err("", Policy::Raise))
+/// A dict as a JSON object, refused as arguments are.
+pub fn to_map(d: &Bound<'_, PyDict>) -> Result<Map<String, Value>, Failure> {
+    map_walk(d, 0, Policy::Raise)
 }
 
 const SURROGATES: &str = "text with lone surrogates is not valid Unicode";
 
-/// A Python str as UTF-8; lone surrogates are a `ValueError`.
-pub fn string(s: &Bound<'_, PyString>) -> PyResult<String> {
+/// A Python str as UTF-8; lone surrogates are a bad argument (`ValueError`).
+pub fn string(s: &Bound<'_, PyString>) -> Result<String, Failure> {
     s.to_str()
         .map(str::to_string)
-        .map_err(|_| PyValueError::new_err(SURROGATES))
+        .map_err(|_| Error::bad_argument(SURROGATES).into())
 }
 
 /// `==` and `!=` from an equality test (`None`: the other object is of another class);
@@ -340,7 +300,7 @@ pub fn map_to_py<'py>(py: Python<'py>, o: &Map<String, Value>) -> PyResult<Bound
 pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
     use chrono::{Datelike, Timelike};
     let d = chrono::DateTime::<chrono::Utc>::from_timestamp_micros(t)
-        .ok_or_else(|| PyValueError::new_err("time out of range"))?;
+        .ok_or_else(|| Failure::from(Error::bad_argument("time out of range")))?;
     let utc = PyTzInfo::utc(py)?;
     PyDateTime::new(
         py,
@@ -356,23 +316,24 @@ pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
 }
 
 /// A datetime as microseconds since the epoch; a naive one is taken as UTC.
-pub fn micros(o: &Bound<'_, PyAny>) -> PyResult<Micros> {
+pub fn micros(o: &Bound<'_, PyAny>) -> Result<Micros, Failure> {
     let py = o.py();
     if let Ok(s) = o.cast::<PyString>() {
-        return ctxfold_core::time::parse_iso(&string(s)?).map_err(crate::errors::to_py);
+        return Ok(ctxfold_core::time::parse_iso(&string(s)?)?);
     }
     let dt = o
         .cast::<PyDateTime>()
         .map_err(|_| expected("a datetime or an ISO 8601 str", o))?;
     let dt = if dt.get_tzinfo().is_some() {
         dt.call_method1("astimezone", (PyTzInfo::utc(py)?,))?
-            .cast_into::<PyDateTime>()?
+            .cast_into::<PyDateTime>()
+            .map_err(PyErr::from)?
     } else {
         dt.clone()
     };
     let date =
         chrono::NaiveDate::from_ymd_opt(dt.get_year(), dt.get_month().into(), dt.get_day().into())
-            .ok_or_else(|| PyValueError::new_err("invalid date"))?;
+            .ok_or_else(|| Error::bad_argument("invalid date"))?;
     let t = date
         .and_hms_micro_opt(
             dt.get_hour().into(),
@@ -380,6 +341,6 @@ pub fn micros(o: &Bound<'_, PyAny>) -> PyResult<Micros> {
             dt.get_second().into(),
             dt.get_microsecond(),
         )
-        .ok_or_else(|| PyValueError::new_err("invalid time"))?;
+        .ok_or_else(|| Error::bad_argument("invalid time"))?;
     Ok(t.and_utc().timestamp_micros())
 }

@@ -4,7 +4,7 @@
 //! is made there, and only when the export cache has no copy of it to give).
 
 use crate::context::ContextCore;
-use crate::errors::IntoPyResult;
+use crate::errors::{Failure, IntoPyResult};
 use crate::message::{message_from_rust, Handle, PyMessage};
 use ctxfold_core::formats::{self, ExportOptions, Format};
 use ctxfold_core::{Error, Message, MessageHandle};
@@ -12,29 +12,24 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
 
-fn format_err(m: String) -> PyErr {
-    crate::errors::to_py(Error::Format(m))
-}
-
 /// A provider's value for an importer (`convert::Policy::Import`): JSON, or the SDKs' pydantic
-/// objects as they dump; else a `FormatError` naming the place under `root`.
-fn json_in(o: &Bound<'_, PyAny>, root: &str) -> PyResult<Value> {
-    let policy = crate::convert::Policy::Import;
-    crate::convert::json(o, policy)
-        .map(|v| v.unwrap_or(Value::Null))
-        .map_err(|e| e.into_err(root, policy))
+/// objects as they dump; else a `FormatError` at the place (the caller adds where the value
+/// itself is).
+fn json_in(o: &Bound<'_, PyAny>) -> Result<Value, Failure> {
+    crate::convert::json(o, crate::convert::Policy::Import).map(|v| v.unwrap_or(Value::Null))
 }
 
 /// The top-level list an importer takes: any iterable (a list, a generator, SDK objects).
 fn list_in(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
     let not_list = || {
-        format_err(format!(
-            "{what}: expected a list, got {}",
-            o.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
+        let got = o
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        crate::errors::to_py(
+            Error::unconvertible(format!("expected a list, got {got}")).at_key(what),
+        )
     };
     if o.cast::<PyDict>().is_ok() || o.cast::<PyString>().is_ok() {
         return Err(not_list());
@@ -42,7 +37,7 @@ fn list_in(o: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
     let iter = o.try_iter().map_err(|_| not_list())?;
     let items = iter
         .enumerate()
-        .map(|(i, x)| json_in(&x?, &format!("{what}[{i}]")))
+        .map(|(i, x)| json_in(&x?).map_err(|e| PyErr::from(e.at_index(i).at_key(what))))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(Value::Array(items))
 }
@@ -106,7 +101,7 @@ pub fn format_import<'py>(
     let f = Format::parse(format).py()?;
     let v = list_in(data, f.input_name())?;
     let sys = match system {
-        Some(s) if !s.is_none() => Some(json_in(s, "system")?),
+        Some(s) if !s.is_none() => Some(json_in(s).map_err(|e| e.at_key("system"))?),
         _ => None,
     };
     let ms = py.detach(|| formats::import(f, &v, sys.as_ref())).py()?;
@@ -119,7 +114,7 @@ pub fn format_response<'py>(
     py: Python<'py>,
     response: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
-    let v = json_in(response, "response")?;
+    let v = json_in(response).map_err(|e| e.at_key("response"))?;
     let (ms, usage) = py.detach(|| formats::response::response(&v)).py()?;
     let d = PyDict::new(py);
     for (k, n) in usage {

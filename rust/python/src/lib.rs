@@ -86,7 +86,7 @@ fn json_clean<'py>(
     redact: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let policy = convert::Policy::Drop { redact };
-    match convert::json(value, policy).map_err(|e| e.into_err("", policy))? {
+    match convert::json(value, policy)? {
         Some(v) => convert::to_py(py, &v),
         None => Ok(py.None().into_bound(py)),
     }
@@ -124,6 +124,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::PyEvent>()?;
     m.add_class::<context::ContextCore>()?;
     m.add_function(wrap_pyfunction!(hook_id, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::located, m)?)?;
     m.add_function(wrap_pyfunction!(encodings, m)?)?;
     m.add_function(wrap_pyfunction!(count_text, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_export, m)?)?;

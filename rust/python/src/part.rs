@@ -17,8 +17,8 @@ use std::sync::Arc;
 pub struct PartArg(pub Part);
 
 impl<'py> FromPyObject<'_, 'py> for PartArg {
-    type Error = PyErr;
-    fn extract(o: Borrowed<'_, 'py, PyAny>) -> PyResult<PartArg> {
+    type Error = crate::errors::Failure;
+    fn extract(o: Borrowed<'_, 'py, PyAny>) -> Result<PartArg, Self::Error> {
         if let Ok(p) = o.cast::<PyPart>() {
             return Ok(PartArg((*p.get().inner).clone()));
         }

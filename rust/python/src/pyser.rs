@@ -1,7 +1,6 @@
 //! A serde `Serializer` whose output is Python objects: the core's documents (a whole context,
 //! a message) become dicts and lists directly, without a `serde_json::Value` in between.
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use serde::ser::{self, Impossible, Serialize};
@@ -25,7 +24,9 @@ impl std::error::Error for SerError {}
 
 impl ser::Error for SerError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        SerError(PyValueError::new_err(msg.to_string()))
+        SerError(crate::errors::to_py(ctxfold_core::Error::bad_argument(
+            msg.to_string(),
+        )))
     }
 }
 

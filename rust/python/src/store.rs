@@ -9,7 +9,6 @@ use crate::convert::JsonMap;
 use crate::errors::IntoPyResult;
 use ctxfold_core::savepoint::Savepoint;
 use ctxfold_core::Error;
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
 
@@ -57,10 +56,11 @@ fn column<'a>(v: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     if let Ok(s) = v.cast::<PyString>() {
         return Ok(s.to_str()?.as_bytes());
     }
-    Err(PyTypeError::new_err(format!(
+    Err(Error::wrong_kind(format!(
         "a store column must be bytes or str, got {}",
         v.get_type().name()?
     )))
+    .py()
 }
 
 /// An event row's seq: a non-negative int (not a bool). A database that holds anything else
@@ -72,9 +72,11 @@ fn seq_column(id: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
         }
     }
     let shown: String = v.repr()?.to_string().chars().take(40).collect();
-    Err(Error::Decode(format!(
-        "context {id}: seq {shown}: an event row's seq is not a non-negative integer"
-    )))
+    Err(
+        Error::undecodable("an event row's seq is not a non-negative integer")
+            .within(format!("seq {shown}"))
+            .within(format!("context {id}")),
+    )
     .py()
 }
 

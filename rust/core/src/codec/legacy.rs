@@ -5,7 +5,7 @@
 use super::message_in::content_from_json;
 use crate::anchors::Anchors;
 use crate::context::{Context, MessageHandle, Seed};
-use crate::error::{decode, Error, Result};
+use crate::error::{Error, Result};
 use crate::message::{Content, Kind, Message};
 use crate::time;
 use serde_json::{Map, Value};
@@ -14,7 +14,7 @@ fn get_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => decode(format!("{key}: expected a string")),
+        Some(_) => Err(Error::undecodable("expected a string").at_key(key)),
     }
 }
 
@@ -28,17 +28,17 @@ pub(super) fn string_map(
             .iter()
             .map(|(k, v)| match v {
                 Value::String(s) => Ok((k.clone(), s.clone())),
-                _ => decode(format!("{key}.{k}: expected a string")),
+                _ => Err(Error::undecodable("expected a string").at_keys(&[key, k])),
             })
             .collect(),
-        Some(_) => decode(format!("{key}: expected an object")),
+        Some(_) => Err(Error::undecodable("expected an object").at_key(key)),
     }
 }
 
 pub(super) fn header<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H>> {
     let id = get_str(obj, "id")?.map_or_else(crate::message::new_id, str::to_string);
     let created_at = match get_str(obj, "created_at")? {
-        Some(t) => time::parse_iso(t).map_err(|e| e.at("created_at"))?,
+        Some(t) => time::parse_iso(t).map_err(|e| e.at_key("created_at"))?,
         None => time::now(),
     };
     let mut ctx = Context::new(id, created_at);
@@ -49,12 +49,14 @@ pub(super) fn header<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Conte
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                c.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| Error::Decode(format!("children[{i}]: expected a string")))
+                c.as_str().map(str::to_string).ok_or_else(|| {
+                    Error::undecodable("expected a string")
+                        .at_index(i)
+                        .at_key("children")
+                })
             })
             .collect::<Result<_>>()?,
-        Some(_) => return decode("children: expected a list"),
+        Some(_) => return Err(Error::undecodable("expected a list").at_key("children")),
     };
     ctx.content_map = string_map(obj, "content_map")?;
     Ok(ctx)
@@ -64,7 +66,7 @@ fn anchors_from(v: Option<&Value>, key: &str, len: usize) -> Result<Option<Ancho
     let arr = match v {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Array(a)) => a,
-        Some(_) => return decode(format!("{key}: expected a list")),
+        Some(_) => return Err(Error::undecodable("expected a list").at_key(key)),
     };
     let mut list = Vec::with_capacity(arr.len());
     for (i, a) in arr.iter().enumerate() {
@@ -72,13 +74,17 @@ fn anchors_from(v: Option<&Value>, key: &str, len: usize) -> Result<Option<Ancho
             Some([Value::String(n), Value::Number(x)]) if x.as_u64().is_some() => {
                 list.push((n.clone(), x.as_u64().unwrap_or(0) as usize))
             }
-            _ => return decode(format!("{key}[{i}]: expected [name, non-negative index]")),
+            _ => {
+                return Err(Error::undecodable("expected [name, non-negative index]")
+                    .at_index(i)
+                    .at_key(key))
+            }
         }
     }
     let anchors = Anchors::from_list(list);
     anchors
         .validate(len)
-        .map_err(|m| Error::Decode(format!("{key}{m}")))?;
+        .map_err(|e| e.in_input().at_key(key))?;
     Ok(Some(anchors))
 }
 
@@ -107,11 +113,11 @@ fn read_messages(
     let list: &[Value] = match obj.get("messages") {
         None | Some(Value::Null) => &[],
         Some(Value::Array(a)) => a,
-        Some(_) => return decode("messages: expected a list"),
+        Some(_) => return Err(Error::undecodable("expected a list").at_key("messages")),
     };
     list.iter()
         .enumerate()
-        .map(|(i, m)| read(m).map_err(|e| e.at(&format!("messages[{i}]"))))
+        .map(|(i, m)| read(m).map_err(|e| e.in_input().at_index(i).at_key("messages")))
         .collect()
 }
 
@@ -134,7 +140,7 @@ pub(super) fn v1<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Context<H
     let messages = read_messages(obj, |m| {
         let o = m
             .as_object()
-            .ok_or_else(|| Error::Decode("expected an object".into()))?;
+            .ok_or_else(|| Error::undecodable("expected an object"))?;
         let only: Map<String, Value> = [
             "role",
             "content",
@@ -170,7 +176,7 @@ pub(super) fn versionless<H: MessageHandle>(obj: &Map<String, Value>) -> Result<
 fn seed_message(v: &Value) -> Result<Message> {
     let o = v
         .as_object()
-        .ok_or_else(|| Error::Decode("expected an object".into()))?;
+        .ok_or_else(|| Error::undecodable("expected an object"))?;
     let mut std_form = Map::new();
     for k in [
         "role",
@@ -190,7 +196,7 @@ fn seed_message(v: &Value) -> Result<Message> {
     }
     let mut m = Message::from_json(&Value::Object(std_form))?;
     m.content =
-        content_from_json(o.get("content").unwrap_or(&Value::Null)).map_err(|e| e.at("content"))?;
+        content_from_json(o.get("content").unwrap_or(&Value::Null)).map_err(Error::in_input)?;
     if m.kind == Kind::SystemPrompt && !m.hook_ids.is_empty() {
         // Its content holds an old resolution; the base text is `_static_text`.
         m.content = match o.get("_static_text") {
@@ -203,10 +209,10 @@ fn seed_message(v: &Value) -> Result<Message> {
     if let Some(t) = o.get("creation_timestamp") {
         match t {
             Value::String(t) => {
-                m.created_at = time::parse_iso(t).map_err(|e| e.at("creation_timestamp"))?
+                m.created_at = time::parse_iso(t).map_err(|e| e.at_key("creation_timestamp"))?
             }
             Value::Null => {}
-            _ => return decode("creation_timestamp: expected a string"),
+            _ => return Err(Error::undecodable("expected a string").at_key("creation_timestamp")),
         }
     }
     Ok(m)

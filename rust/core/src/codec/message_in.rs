@@ -2,7 +2,8 @@
 //! a `role`. Files, `Message.from_dict` and the older layouts all read messages here, with one
 //! set of checks (`Message::validate`) and one wording per rule.
 
-use crate::error::{Error, Result};
+use super::read::at_path;
+use crate::error::{Error, ErrorKind, Result};
 use crate::message::{Content, Kind, Message, Role};
 use crate::time;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -39,11 +40,11 @@ pub(crate) struct MessageIn<'a> {
 impl MessageIn<'_> {
     pub fn build(self) -> Result<Message> {
         let created_at = match self.created_at {
-            Some(t) => time::parse_iso(&t).map_err(|e| e.at("created_at"))?,
+            Some(t) => time::parse_iso(&t).map_err(|e| e.at_key("created_at"))?,
             None => time::now(),
         };
         let mut m = Message::new_with(
-            Role::parse(&self.role).map_err(|e| e.at("role"))?,
+            Role::parse(&self.role).map_err(|e| e.at_key("role"))?,
             self.content.0,
             self.id,
             created_at,
@@ -99,30 +100,26 @@ impl<'de> Deserialize<'de> for ContentIn {
 
 impl Message {
     /// Read a message dict given as a JSON value (`Message.from_dict`, the older layouts).
-    /// A wrong type is a `Type` error and a missing role a `Value` error, each naming its key;
-    /// decoders turn them into located `Decode` errors.
+    /// A wrong type is a `WrongKind` error and a missing role or a bad value a `BadArgument`
+    /// error, each at its key; decoders make them undecodable input where they read them.
     pub fn from_json(v: &Value) -> Result<Message> {
         if !v.is_object() {
-            return Err(Error::Type("a message must be an object".into()));
+            return Err(Error::wrong_kind("a message must be an object"));
         }
         let m: MessageIn = serde_path_to_error::deserialize(v).map_err(|e| {
-            let path = e.path().to_string();
+            let path = e.path().clone();
             let inner = e.into_inner().to_string();
-            let text = if path == "." {
-                inner.clone()
+            let err = if inner.starts_with("missing field") {
+                Error::bad_argument(inner)
             } else {
-                format!("{path}: {inner}")
+                Error::wrong_kind(inner)
             };
-            if inner.starts_with("missing field") {
-                Error::Value(text)
-            } else {
-                Error::Type(text)
-            }
+            at_path(err, &path)
         })?;
-        m.build().map_err(|e| match e {
-            // `build` locates its errors as decode errors; here they keep their kind.
-            Error::Decode(m) => Error::Value(m),
-            other => other,
+        m.build().map_err(|e| match e.kind() {
+            // A bad time is a bad argument here, as every other bad value.
+            ErrorKind::Undecodable => e.with_kind(ErrorKind::BadArgument),
+            _ => e,
         })
     }
 }
@@ -130,7 +127,7 @@ impl Message {
 /// A content value alone (the versionless layout keeps it apart from the message).
 pub(crate) fn content_from_json(v: &Value) -> Result<Content> {
     let content = ContentIn::deserialize(v)
-        .map_err(|e| Error::Type(e.to_string()))?
+        .map_err(|e| Error::wrong_kind(e.to_string()).at_key("content"))?
         .0;
     crate::message::check_parts(&content)?;
     Ok(content)

@@ -11,7 +11,7 @@ pub mod rows;
 pub mod write;
 
 use crate::context::{Context, MessageHandle};
-use crate::error::{decode, Error, Result};
+use crate::error::{decode, Error, ErrorKind, Result};
 use crate::time;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -43,8 +43,9 @@ impl<H: MessageHandle> Context<H> {
     /// The version 2 document as compact JSON bytes.
     pub fn to_json_bytes(&mut self, runtime: &Map<String, Value>) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(256 * self.events.len() + 1024);
-        serde_json::to_writer(&mut out, &self.document(runtime))
-            .map_err(|e| Error::Io(format!("cannot encode: {e}"), None))?;
+        serde_json::to_writer(&mut out, &self.document(runtime)).map_err(|e| {
+            Error::new(ErrorKind::Io { errno: None }, format!("cannot encode: {e}"))
+        })?;
         Ok(out)
     }
 
@@ -52,7 +53,7 @@ impl<H: MessageHandle> Context<H> {
     /// the context and the runtime fields found at the top level.
     pub fn load_bytes(bytes: &[u8]) -> Result<Loaded<H>> {
         let text = std::str::from_utf8(bytes).map_err(|e| {
-            Error::Decode(format!(
+            Error::undecodable(format!(
                 "not UTF-8: invalid byte at offset {}",
                 e.valid_up_to()
             ))
@@ -66,15 +67,15 @@ impl<H: MessageHandle> Context<H> {
             return decode("expected a JSON object at the top level");
         }
         // One reader for files and dicts: the dict goes through its JSON text.
-        let text = serde_json::to_string(v).map_err(|e| Error::Decode(e.to_string()))?;
+        let text = serde_json::to_string(v).map_err(|e| Error::undecodable(e.to_string()))?;
         read::load_str(&text, require_version)
     }
 
     pub fn load_file(path: &Path) -> Result<Loaded<H>> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
-        Self::load_bytes(&bytes).map_err(|e| match e {
-            Error::Decode(m) => Error::Decode(format!("{}: {m}", path.display())),
-            other => other,
+        Self::load_bytes(&bytes).map_err(|e| match e.kind() {
+            ErrorKind::Undecodable => e.within(path.display().to_string()),
+            _ => e,
         })
     }
 
@@ -110,7 +111,7 @@ pub fn check_file_id(id: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(Error::Value(format!(
+        Err(Error::bad_argument(format!(
             "context id {id:?} is not a safe file name"
         )))
     }

@@ -12,7 +12,7 @@
 //! - A folder that does not exist is created when the caller asks (`save` into a sessions
 //!   folder) and otherwise named in the error.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -32,11 +32,14 @@ pub fn write_file_with(target: &Path, create_dir: bool, write: Box<Writer<'_>>) 
                 if create_dir {
                     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, &e))?;
                 } else {
-                    return Err(Error::NotFound(format!(
-                        "no such folder: {} (to write {})",
-                        dir.display(),
-                        target.display()
-                    )));
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
+                        format!(
+                            "no such folder: {} (to write {})",
+                            dir.display(),
+                            target.display()
+                        ),
+                    ));
                 }
             }
             atomic(target, None, write)

@@ -17,6 +17,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use serde_path_to_error::{Path, Segment};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -66,7 +67,7 @@ impl Top<'_> {
         let mut fields = self.fields.clone();
         if let Some(raw) = self.messages {
             let v: Value = serde_json::from_str(raw.get())
-                .map_err(|e| Error::Decode(format!("messages: {e}")))?;
+                .map_err(|e| Error::undecodable(e.to_string()).at_key("messages"))?;
             fields.insert("messages".into(), v);
         }
         Ok(fields)
@@ -75,7 +76,7 @@ impl Top<'_> {
 
 /// Parse JSON text and dispatch on its layout.
 pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> Result<Loaded<H>> {
-    let top: Top = located(text, "")?;
+    let top: Top = located(text)?;
     let version = top.fields.get("version").cloned();
     let context = match &version {
         None if require_version => return decode("missing or invalid version field"),
@@ -105,14 +106,15 @@ pub(super) fn runtime_fields(fields: &Map<String, Value>) -> Result<Map<String, 
         .collect();
     for (k, v) in &runtime {
         if crate::json::depth(v) + 1 > crate::json::MAX_DEPTH {
-            return decode(format!(
-                "{k}: nested deeper than {} levels",
+            return Err(Error::undecodable(format!(
+                "nested deeper than {} levels",
                 crate::json::MAX_DEPTH
-            ));
+            ))
+            .at_key(k.as_str()));
         }
     }
     if let Some(Value::String(t)) = runtime.get("started_at") {
-        time::parse_iso(t).map_err(|e| e.at("started_at"))?;
+        time::parse_iso(t).map_err(|e| e.at_key("started_at"))?;
     }
     Ok(runtime)
 }
@@ -139,33 +141,34 @@ pub(super) struct Checked {
     pub message: Option<Message>,
 }
 
-/// Deserialize a whole JSON text; a data error says where by its path under `place`, a
-/// syntax error by line and column.
-pub(super) fn located<'a, T: Deserialize<'a>>(text: &'a str, place: &str) -> Result<T> {
+/// Deserialize a whole JSON text; a data error says where by its path (under the caller's,
+/// which it adds as the error unwinds), a syntax error by line and column.
+pub(super) fn located<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
+        let path = e.path().clone();
         let inner = e.into_inner();
         if !inner.is_data() {
-            return Error::Decode(format!("not a valid JSON document: {inner}"));
+            return Error::undecodable(format!("not a valid JSON document: {inner}"));
         }
-        let msg = strip_position(&inner.to_string());
-        let path = if path == "." { String::new() } else { path };
-        let at = match (place, path.as_str()) {
-            ("", p) => p.to_string(),
-            (pl, "") => pl.to_string(),
-            (pl, p) if p.starts_with('[') => format!("{pl}{p}"),
-            (pl, p) => format!("{pl}.{p}"),
-        };
-        Error::Decode(if at.is_empty() {
-            msg
-        } else {
-            format!("{at}: {msg}")
-        })
+        at_path(
+            Error::undecodable(strip_position(&inner.to_string())),
+            &path,
+        )
     })?;
     de.end()
-        .map_err(|e| Error::Decode(format!("not a valid JSON document: {e}")))?;
+        .map_err(|e| Error::undecodable(format!("not a valid JSON document: {e}")))?;
     Ok(value)
+}
+
+/// `err` found at the path serde reports.
+pub(super) fn at_path(err: Error, path: &Path) -> Error {
+    path.iter().rev().fold(err, |err, seg| match seg {
+        Segment::Seq { index } => err.at_index(*index),
+        Segment::Map { key } => err.at_key(key.as_str()),
+        Segment::Enum { variant } => err.at_key(variant.as_str()),
+        Segment::Unknown => err.at_key("?"),
+    })
 }
 
 /// serde_json ends a data error with the line and column within the text being read, which
@@ -185,10 +188,10 @@ fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
     let checked: Vec<Result<Checked>> = events
         .par_iter()
         .enumerate()
-        .map(|(i, e)| check_event(i, e).map_err(|err| err.at(&format!("events[{i}]"))))
+        .map(|(i, e)| check_event(i, e).map_err(|err| err.in_input().at_index(i).at_key("events")))
         .collect();
     for (i, c) in checked.into_iter().enumerate() {
-        replay(&mut ctx, c?).map_err(|err| err.at(&format!("events[{i}]")))?;
+        replay(&mut ctx, c?).map_err(|err| err.in_input().at_index(i).at_key("events"))?;
     }
     let len = ctx.len();
     ctx.anchors = legacy::anchors_or_default(top.fields.get("anchors"), "anchors", len)?;
@@ -198,22 +201,27 @@ fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
 
 pub(super) fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
     if e.seq != i as u64 {
-        return decode(format!(
-            "seq: expected {i}, found {} (seqs must be 0, 1, 2, …)",
+        return Err(Error::undecodable(format!(
+            "expected {i}, found {} (seqs must be 0, 1, 2, …)",
             e.seq
-        ));
+        ))
+        .at_key("seq"));
     }
-    let kind = EventType::parse(&e.kind)
-        .ok_or_else(|| Error::Decode(format!("type: unknown event type {:?}", e.kind)))?;
-    let time = time::parse_iso(&e.time).map_err(|err| err.at("time"))?;
+    let kind = EventType::parse(&e.kind).ok_or_else(|| {
+        Error::undecodable(format!("unknown event type {:?}", e.kind)).at_key("type")
+    })?;
+    let time = time::parse_iso(&e.time).map_err(|err| err.at_key("time"))?;
     let raw = e.data.map_or("{}", RawValue::get);
     if !kind.is_surface() && kind != EventType::Remove {
-        let data: Option<Map<String, Value>> = located(raw, "data")?;
+        let data: Option<Map<String, Value>> = located(raw).map_err(|e| e.at_key("data"))?;
         let data = data.unwrap_or_default();
         if kind == EventType::Materialize {
             match data.get("bindings") {
                 Some(Value::Object(b)) if b.values().all(Value::is_string) => {}
-                _ => return decode("data.bindings: expected an object of hook name → hash"),
+                _ => {
+                    return Err(Error::undecodable("expected an object of hook name → hash")
+                        .at_keys(&["data", "bindings"]))
+                }
             }
         }
         return Ok(Checked {
@@ -231,11 +239,11 @@ pub(super) fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         last,
         message,
         rest,
-    } = located(raw, "data")?;
+    } = located(raw).map_err(|e| e.at_key("data"))?;
     let range = || -> Result<(usize, usize)> {
         let (a, b) = (index(first, "first")?, index(last, "last")?);
         if a > b {
-            return decode(format!("data: range {a}..{b} is descending"));
+            return Err(Error::undecodable(format!("range {a}..{b} is descending")).at_key("data"));
         }
         Ok((a, b))
     };
@@ -243,7 +251,8 @@ pub(super) fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
         (EventType::Remove, Some("remove")) => {
             let (a, b) = range()?;
             if message.is_some() {
-                return decode("data.message: a remove event carries no message");
+                return Err(Error::undecodable("a remove event carries no message")
+                    .at_keys(&["data", "message"]));
             }
             return Ok(Checked {
                 kind,
@@ -253,31 +262,39 @@ pub(super) fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
                 message: None,
             });
         }
-        (EventType::Remove, _) => return decode("data.op: must be \"remove\""),
+        (EventType::Remove, _) => {
+            return Err(Error::undecodable("must be \"remove\"").at_keys(&["data", "op"]))
+        }
         (_, Some("insert")) => Op::Insert(index(position, "position")?),
         (_, Some("replace")) => {
             let (a, b) = range()?;
             Op::Replace(a, b)
         }
-        _ => return decode("data.op: must be \"insert\" or \"replace\""),
+        _ => {
+            return Err(
+                Error::undecodable("must be \"insert\" or \"replace\"").at_keys(&["data", "op"])
+            )
+        }
     };
     let msg = message
-        .ok_or_else(|| Error::Decode("data.message: missing".into()))?
-        .build()
-        .map_err(|err| err.at("data.message"))?;
+        .ok_or_else(|| Error::undecodable("missing"))
+        .and_then(MessageIn::build)
+        .map_err(|err| err.in_input().at_keys(&["data", "message"]))?;
     if EventType::for_role(msg.role) != kind {
-        return decode(format!(
-            "type: {} does not match a {} message",
+        return Err(Error::undecodable(format!(
+            "{} does not match a {} message",
             kind.name(),
             msg.role.as_str()
-        ));
+        ))
+        .at_key("type"));
     }
     if msg.created_at != time {
-        return decode(format!(
-            "time: {} differs from its message's created_at {}",
+        return Err(Error::undecodable(format!(
+            "{} differs from its message's created_at {}",
             time::to_iso(time),
             time::to_iso(msg.created_at)
-        ));
+        ))
+        .at_key("time"));
     }
     Ok(Checked {
         kind,
@@ -290,7 +307,7 @@ pub(super) fn check_event(i: usize, e: &EventIn) -> Result<Checked> {
 
 fn index(v: Option<u64>, key: &str) -> Result<usize> {
     v.map(|x| x as usize)
-        .ok_or_else(|| Error::Decode(format!("data.{key}: must be a non-negative integer")))
+        .ok_or_else(|| Error::undecodable("must be a non-negative integer").at_keys(&["data", key]))
 }
 
 fn replay<H: MessageHandle>(ctx: &mut Context<H>, c: Checked) -> Result<()> {

@@ -47,7 +47,7 @@ pub enum Refusal {
     /// The context holds events the store lacks (appended since its last save or load), and
     /// the store moved on: catching up would have to drop them.
     Unsaved(String),
-    /// A row is corrupt (`Error::Decode`, naming the context and seq) or another failure.
+    /// A row is corrupt (undecodable, naming the context and seq) or another failure.
     Bad(Error),
 }
 
@@ -56,7 +56,7 @@ pub enum Refusal {
 impl From<Refusal> for Error {
     fn from(r: Refusal) -> Error {
         match r {
-            Refusal::OtherLineage(why) | Refusal::Unsaved(why) => Error::Conflict(why),
+            Refusal::OtherLineage(why) | Refusal::Unsaved(why) => Error::conflict(why),
             Refusal::Bad(e) => e,
         }
     }
@@ -118,13 +118,13 @@ impl<H: MessageHandle> Context<H> {
         events: &[(u64, &[u8])],
     ) -> std::result::Result<Prepared, Refusal> {
         let id = &self.id;
-        let named = |m: String| Error::Decode(format!("context {id}: {m}"));
+        let named = |e: Error| e.within(format!("context {id}"));
         let from = self.next_seq();
         if head < from || events.len() as u64 != head - from {
-            return Err(named(format!(
+            return Err(named(Error::undecodable(format!(
                 "the store's head is {head} but it holds {} event rows from seq {from}",
                 events.len()
-            ))
+            )))
             .into());
         }
         if let Some((i, (seq, _))) = events
@@ -132,18 +132,19 @@ impl<H: MessageHandle> Context<H> {
             .enumerate()
             .find(|(i, (seq, _))| *seq != from + *i as u64)
         {
-            return Err(named(format!(
+            return Err(named(Error::undecodable(format!(
                 "event rows skip from seq {} to seq {seq}",
                 from + i as u64
-            ))
+            )))
             .into());
         }
+        let state_err = |e: Error| named(e.in_input().within("state"));
         let fields: Map<String, Value> = serde_json::from_slice(state)
-            .map_err(|e| named(format!("state: not a JSON object: {e}")))?;
+            .map_err(|e| state_err(Error::undecodable(format!("not a JSON object: {e}"))))?;
         if fields.get("version").and_then(Value::as_i64) != Some(VERSION) {
-            return Err(named("state: missing or invalid version field".into()).into());
+            return Err(state_err(Error::undecodable("missing or invalid version field")).into());
         }
-        let header = legacy::header::<H>(&fields).map_err(|e| named(e.to_string()))?;
+        let header = legacy::header::<H>(&fields).map_err(|e| named(e.in_input()))?;
         if header.id != self.id || header.created_at != self.created_at {
             return Err(Refusal::OtherLineage(format!(
                 "context {id}: the store holds another context under this id: the store's context {} created at {} is not this one (created at {})",
@@ -157,30 +158,29 @@ impl<H: MessageHandle> Context<H> {
         let mut len = self.len();
         let mut checked = Vec::with_capacity(events.len());
         for (seq, row) in events {
-            let at = |e: Error| named(format!("seq {seq}: {e}"));
-            let text =
-                std::str::from_utf8(row).map_err(|_| at(Error::Decode("not UTF-8".into())))?;
-            let e: EventIn = located(text, "").map_err(at)?;
+            let at = |e: Error| named(e.in_input().within(format!("seq {seq}")));
+            let text = std::str::from_utf8(row).map_err(|_| at(Error::undecodable("not UTF-8")))?;
+            let e: EventIn = located(text).map_err(at)?;
             let c = check_event(*seq as usize, &e).map_err(at)?;
             if let Some(op) = c.op {
                 if let Some(why) = misfit(op, len) {
-                    return Err(at(Error::Decode(format!("data: {why}"))).into());
+                    return Err(at(Error::undecodable(why).at_key("data")).into());
                 }
                 len = len.wrapping_add_signed(op.growth());
             }
             checked.push(c);
         }
-        let anchors = legacy::anchors_or_default(fields.get("anchors"), "anchors", len)
-            .map_err(|e| named(format!("state: {e}")))?;
-        let bindings = legacy::string_map(&fields, "hook_bindings")
-            .map_err(|e| named(format!("state: {e}")))?;
-        let runtime = runtime_fields(&fields).map_err(|e| named(format!("state: {e}")))?;
+        let anchors =
+            legacy::anchors_or_default(fields.get("anchors"), "anchors", len).map_err(state_err)?;
+        let bindings = legacy::string_map(&fields, "hook_bindings").map_err(state_err)?;
+        let runtime = runtime_fields(&fields).map_err(state_err)?;
         let mut new_content = Vec::new();
         for (hash, text) in content {
             let hash = std::str::from_utf8(hash)
-                .map_err(|_| named("content: a hash is not UTF-8".into()))?;
-            let text: String = serde_json::from_slice(text)
-                .map_err(|_| named(format!("content {hash:?}: not a JSON string")))?;
+                .map_err(|_| named(Error::undecodable("a hash is not UTF-8").within("content")))?;
+            let text: String = serde_json::from_slice(text).map_err(|_| {
+                named(Error::undecodable("not a JSON string").within(format!("content {hash:?}")))
+            })?;
             if !self.content_map.contains_key(hash) {
                 new_content.push((hash.to_string(), text));
             }
@@ -200,10 +200,10 @@ impl<H: MessageHandle> Context<H> {
 
     /// Apply rows [`Context::prepare_rows`] checked against this context as it still is;
     /// returns how many events were appended. A context changed since is refused
-    /// (`Error::Value`) and left alone.
+    /// (a bad argument) and left alone.
     pub fn apply_prepared(&mut self, p: Prepared) -> Result<usize> {
         if self.next_seq() != p.from || self.len() != p.len {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "context {} changed since its rows were checked",
                 self.id
             )));
@@ -244,6 +244,7 @@ impl<H: MessageHandle> Context<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
     use crate::message::{Content, Message, Role};
     use std::sync::Arc;
 
@@ -316,31 +317,29 @@ mod tests {
             .iter()
             .map(|(s, t)| (*s, t.clone().into_bytes()))
             .collect();
+        let undecodable = |r: Refusal| match r {
+            Refusal::Bad(e) if e.kind() == ErrorKind::Undecodable => e.to_string(),
+            other => panic!("{other:?}"),
+        };
         let try_rows = |r: &Ctx, ev: &[(u64, Vec<u8>)], head: u64| {
             let ev: Vec<(u64, &[u8])> = ev.iter().map(|(s, t)| (*s, t.as_slice())).collect();
             r.prepare_rows(head, state, &[], &ev).err().unwrap()
         };
         let mut ev = good.clone();
         ev[1].1 = b"{\"seq\":2,".to_vec();
-        let Refusal::Bad(Error::Decode(m)) = try_rows(&r, &ev, 3) else {
-            panic!()
-        };
+        let m = undecodable(try_rows(&r, &ev, 3));
         assert!(m.starts_with("context c: seq 2: not a valid JSON"), "{m}");
         let mut ev = good.clone();
         ev[1].1 = String::from_utf8(ev[1].1.clone())
             .unwrap()
             .replace("\"last\":1", "\"last\":5")
             .into_bytes();
-        let Refusal::Bad(Error::Decode(m)) = try_rows(&r, &ev, 3) else {
-            panic!()
-        };
+        let m = undecodable(try_rows(&r, &ev, 3));
         assert!(
             m.starts_with("context c: seq 2: data: range 0..5 does not fit"),
             "{m}"
         );
-        let Refusal::Bad(Error::Decode(m)) = try_rows(&r, &good[..1], 3) else {
-            panic!()
-        };
+        let m = undecodable(try_rows(&r, &good[..1], 3));
         assert!(
             m.contains("head is 3 but it holds 1 event rows from seq 1"),
             "{m}"

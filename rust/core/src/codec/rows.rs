@@ -10,7 +10,7 @@
 use super::write::{EventOut, Iso};
 use super::{Loaded, VERSION};
 use crate::context::{Context, MessageHandle};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, LocItem, Result};
 use crate::event::EventType;
 use rayon::prelude::*;
 use serde::ser::{SerializeMap, Serializer};
@@ -64,7 +64,8 @@ impl<H: MessageHandle> Serialize for StateOut<'_, H> {
 }
 
 fn encode<T: Serialize>(v: &T) -> Result<String> {
-    serde_json::to_string(v).map_err(|e| Error::Io(format!("cannot encode: {e}"), None))
+    serde_json::to_string(v)
+        .map_err(|e| Error::new(ErrorKind::Io { errno: None }, format!("cannot encode: {e}")))
 }
 
 impl<H: MessageHandle> Context<H> {
@@ -74,7 +75,7 @@ impl<H: MessageHandle> Context<H> {
         let next = self.next_seq();
         let from = stored.unwrap_or(0);
         if from > next {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "stored_seq {from} is past this context's next_seq {next}"
             )));
         }
@@ -132,19 +133,21 @@ impl<H: MessageHandle> Context<H> {
         content: &[(&[u8], &[u8])],
         events: &[(u64, &[u8])],
     ) -> Result<Loaded<H>> {
-        let named = |m: String| Error::Decode(format!("context {id}: {m}"));
+        let named = |e: Error| e.within(format!("context {id}"));
         if events.len() as u64 != head {
-            return Err(named(format!(
+            return Err(named(Error::undecodable(format!(
                 "the store's head is {head} but it holds {} event rows",
                 events.len()
-            )));
+            ))));
         }
         if let Some((i, (seq, _))) = events
             .iter()
             .enumerate()
             .find(|(i, (seq, _))| *seq != *i as u64)
         {
-            return Err(named(format!("event rows skip from seq {i} to seq {seq}")));
+            return Err(named(Error::undecodable(format!(
+                "event rows skip from seq {i} to seq {seq}"
+            ))));
         }
         let doc = splice(id, state, content, events).map_err(named)?;
         // Rows are spliced unchecked, which saves a pass over every byte. A row that is not
@@ -159,18 +162,23 @@ impl<H: MessageHandle> Context<H> {
                     let err = serde_json::from_slice::<&RawValue>(row)
                         .err()
                         .map_or_else(String::new, |e| e.to_string());
-                    named(format!("seq {seq}: not a JSON value: {err}"))
+                    named(
+                        Error::undecodable(format!("not a JSON value: {err}"))
+                            .within(format!("seq {seq}")),
+                    )
                 })
         };
         match Context::load_bytes(&doc) {
             Ok(l) if l.context.next_seq() == head => Ok(l),
             Ok(l) => Err(culprit().unwrap_or_else(|| {
-                named(format!(
+                named(Error::undecodable(format!(
                     "{head} event rows read as {} events",
                     l.context.next_seq()
-                ))
+                )))
             })),
-            Err(Error::Decode(m)) => Err(culprit().unwrap_or_else(|| named(name_event(&m)))),
+            Err(e) if e.kind() == ErrorKind::Undecodable => {
+                Err(culprit().unwrap_or_else(|| named(name_event(e))))
+            }
             Err(other) => Err(other),
         }
     }
@@ -183,9 +191,10 @@ fn splice(
     state: &[u8],
     content: &[(&[u8], &[u8])],
     events: &[(u64, &[u8])],
-) -> std::result::Result<Vec<u8>, String> {
+) -> Result<Vec<u8>> {
+    let not_object = |why: String| Error::undecodable(why).within("state");
     let fields: Map<String, Value> =
-        serde_json::from_slice(state).map_err(|e| format!("state: not a JSON object: {e}"))?;
+        serde_json::from_slice(state).map_err(|e| not_object(format!("not a JSON object: {e}")))?;
     companion(id, &fields)?;
     let body: usize = events.iter().map(|(_, r)| r.len() + 1).sum();
     let extra: usize = content.iter().map(|(h, t)| h.len() + t.len() + 8).sum();
@@ -193,22 +202,22 @@ fn splice(
     let end = state
         .iter()
         .rposition(|&b| b == b'}')
-        .ok_or("state: not a JSON object")?;
+        .ok_or_else(|| not_object("not a JSON object".into()))?;
     doc.extend_from_slice(&state[..end]);
     if !fields.is_empty() {
         doc.push(b',');
     }
     doc.extend_from_slice(b"\"content_map\":{");
     for (i, (hash, text)) in content.iter().enumerate() {
-        let hash =
-            std::str::from_utf8(hash).map_err(|_| "content: a hash is not UTF-8".to_string())?;
+        let hash = std::str::from_utf8(hash)
+            .map_err(|_| Error::undecodable("a hash is not UTF-8").within("content"))?;
         if serde_json::from_slice::<String>(text).is_err() {
-            return Err(format!("content {hash:?}: not a JSON string"));
+            return Err(Error::undecodable("not a JSON string").within(format!("content {hash:?}")));
         }
         if i > 0 {
             doc.push(b',');
         }
-        serde_json::to_writer(&mut doc, hash).map_err(|e| e.to_string())?;
+        serde_json::to_writer(&mut doc, hash).map_err(|e| Error::undecodable(e.to_string()))?;
         doc.push(b':');
         doc.extend_from_slice(text);
     }
@@ -226,33 +235,34 @@ fn splice(
 /// Whether a state is the companion of the event rows stored under `id`: a version 2 state
 /// of that very context. Another version would be read without the rows (a version 1
 /// document carries its messages in itself), another id would load another context.
-pub(super) fn companion(id: &str, fields: &Map<String, Value>) -> std::result::Result<(), String> {
+pub(super) fn companion(id: &str, fields: &Map<String, Value>) -> Result<()> {
+    let bad = |why: String| Err(Error::undecodable(why).within("state"));
     match fields.get("version") {
         Some(Value::Number(n)) if n.as_i64() == Some(VERSION) => {}
-        Some(v) => return Err(format!("state: version {v}, expected {VERSION}")),
-        None => return Err("state: missing version field".into()),
+        Some(v) => return bad(format!("version {v}, expected {VERSION}")),
+        None => return bad("missing version field".into()),
     }
     match fields.get("id") {
         Some(Value::String(own)) if own == id => Ok(()),
-        Some(Value::String(own)) => Err(format!("state: holds context {own:?}, not {id:?}")),
-        Some(v) => Err(format!("state: id {v} is not a string")),
-        None => Err("state: missing id field".into()),
+        Some(Value::String(own)) => bad(format!("holds context {own:?}, not {id:?}")),
+        Some(v) => bad(format!("id {v} is not a string")),
+        None => bad("missing id field".into()),
     }
 }
 
-/// The reader names an event by its index in the document (`events[17].data: …`); rows are
-/// contiguous from 0, so that index is the seq.
-fn name_event(m: &str) -> String {
-    let Some(rest) = m.strip_prefix("events[") else {
-        return m.to_string();
+/// The reader places an event by its index in the document (`events[17].data: …`); rows are
+/// contiguous from 0, so that index is the seq, and the row it came from is named by it.
+fn name_event(mut e: Error) -> Error {
+    let seq = {
+        let mut outer = e.loc().items();
+        match (outer.next(), outer.next()) {
+            (Some(LocItem::Key(k)), Some(LocItem::Index(seq))) if k == "events" => Some(*seq),
+            _ => None,
+        }
     };
-    let Some((index, rest)) = rest.split_once(']') else {
-        return m.to_string();
-    };
-    match rest.strip_prefix('.') {
-        Some(path) => format!("seq {index}: {path}"),
-        None => format!("seq {index}{rest}"),
-    }
+    let Some(seq) = seq else { return e };
+    e.drop_outer(2);
+    e.within(format!("seq {seq}"))
 }
 
 #[cfg(test)]
@@ -342,14 +352,14 @@ mod tests {
         ev[1].1 = b"{\"seq\":1,".to_vec();
         let e = load("c1", &rows.state, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c1: seq 1: not a JSON value")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c1: seq 1: not a JSON value")),
             "{e}"
         );
         let mut ev = as_rows(&rows);
         ev[1].1 = b"1],\"x\":[2".to_vec();
         let e = load("c1", &rows.state, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c1: seq 1: not a JSON value")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c1: seq 1: not a JSON value")),
             "{e}"
         );
         let mut ev = as_rows(&rows);
@@ -359,7 +369,7 @@ mod tests {
             .into_bytes();
         let e = load("c1", &rows.state, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c1: seq 2: type: unknown event type")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c1: seq 2: type: unknown event type")),
             "{e}"
         );
         let mut ev = as_rows(&rows);
@@ -368,7 +378,7 @@ mod tests {
         ev.pop();
         let e = load("c1", &rows.state, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c1: seq 1: not a JSON value")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c1: seq 1: not a JSON value")),
             "{e}"
         );
         let mut ev = as_rows(&rows);
@@ -376,14 +386,14 @@ mod tests {
         ev[1].0 = 2;
         let e = load("c1", &rows.state, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.contains("skip from seq 1 to seq 2")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.contains("skip from seq 1 to seq 2")),
             "{e}"
         );
         let e = load("c1", "[1]", &rows.content, &as_rows(&rows))
             .err()
             .unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c1: state:")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c1: state:")),
             "{e}"
         );
     }
@@ -395,19 +405,19 @@ mod tests {
         let ev = as_rows(&rows);
         let e = load("c2", &rows.state, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c2: state: holds context \"c1\"")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c2: state: holds context \"c1\"")),
             "{e}"
         );
         let v1 = rows.state.replacen("\"version\":2", "\"version\":1", 1);
         let e = load("c1", &v1, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c1: state: version 1")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c1: state: version 1")),
             "{e}"
         );
         let no_id = rows.state.replacen("\"id\":\"c1\",", "", 1);
         let e = load("c1", &no_id, &rows.content, &ev).err().unwrap();
         assert!(
-            matches!(&e, Error::Decode(m) if m.starts_with("context c1: state: missing id")),
+            matches!((e.kind(), e.to_string()), (ErrorKind::Undecodable, m) if m.starts_with("context c1: state: missing id")),
             "{e}"
         );
     }

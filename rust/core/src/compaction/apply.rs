@@ -32,14 +32,14 @@ impl<H: MessageHandle> Context<H> {
         summary: Summary<H>,
     ) -> Result<Vec<u64>> {
         if context != self.id {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "the plan was made for context {context}, not {}",
                 self.id
             )));
         }
         check_ranges(ranges)?;
         if based_on > self.next_seq() {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "the plan is based on seq {based_on}, past this context's {}",
                 self.next_seq()
             )));
@@ -47,7 +47,7 @@ impl<H: MessageHandle> Context<H> {
         let (first, last) = (ranges[0].0, ranges[ranges.len() - 1].1);
         let untouched = self.changed_since(based_on as i64)?;
         if untouched <= last {
-            return Err(Error::Conflict(format!(
+            return Err(Error::conflict(format!(
                 "the compaction of {first}..{last} planned at seq {based_on} is stale: position \
                  {untouched} has changed since; plan again"
             )));
@@ -60,7 +60,7 @@ impl<H: MessageHandle> Context<H> {
         let h = match summary {
             Summary::Text(text) => {
                 if text.trim().is_empty() {
-                    return Err(Error::Value("the summary is empty".into()));
+                    return Err(Error::bad_argument("the summary is empty"));
                 }
                 let m = Message::new(Role::Assistant, Content::Text(text));
                 let tokens_after = message_tokens(&m, enc)?;
@@ -125,14 +125,14 @@ fn finish(
 /// A plan's ranges: at least one, each ascending, in order, disjoint.
 fn check_ranges(ranges: &[(usize, usize)]) -> Result<()> {
     if ranges.is_empty() {
-        return Err(Error::Value("a compaction needs at least one range".into()));
+        return Err(Error::bad_argument("a compaction needs at least one range"));
     }
     for (i, &(a, b)) in ranges.iter().enumerate() {
         if a > b {
-            return Err(Error::Value(format!("range {a}..{b} is descending")));
+            return Err(Error::bad_argument(format!("range {a}..{b} is descending")));
         }
         if i > 0 && a <= ranges[i - 1].1 {
-            return Err(Error::Value(format!(
+            return Err(Error::bad_argument(format!(
                 "ranges must ascend without overlapping: {a}..{b} after {}..{}",
                 ranges[i - 1].0,
                 ranges[i - 1].1

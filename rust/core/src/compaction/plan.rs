@@ -97,7 +97,7 @@ impl<H: MessageHandle> Context<H> {
     pub fn plan_compaction(&mut self, o: &PlanOptions) -> Result<Option<Plan<H>>> {
         let enc = o.encoding;
         if let Some(&p) = o.pinned.iter().find(|&&p| p >= self.len()) {
-            return Err(Error::Index(format!(
+            return Err(Error::out_of_range(format!(
                 "pinned position {p} is outside the {}-message transcript",
                 self.len()
             )));

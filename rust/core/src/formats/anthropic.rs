@@ -11,8 +11,8 @@ use super::interop::{
 };
 use super::out::{Obj, J};
 use super::plan::{answered, own_calls, AnswerSrc, Call, Step, Target};
-use super::{err, shapes, tools, ExportOptions, Format};
-use crate::error::Result;
+use super::{err, shapes, tools, ExportOptions, Format, TOP};
+use crate::error::{Result, Trail};
 use crate::message::{part_type, Content, Message, Part, Role};
 use serde_json::{Map, Value};
 
@@ -487,11 +487,12 @@ pub fn import(data: &Value, system: Option<&Value>) -> Result<Vec<Message>> {
             out.push(m);
         }
         Some(Value::Array(blocks)) => {
+            let system = TOP.key("system");
             let parts = blocks
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    let at = format!("system[{i}]");
+                    let at = system.index(i);
                     let o = object(b, &at)?;
                     req_str(o, "text", &at)?;
                     Ok(o.clone())
@@ -503,29 +504,25 @@ pub fn import(data: &Value, system: Option<&Value>) -> Result<Vec<Message>> {
         }
         Some(other) => {
             return Err(err(
-                "system",
+                &TOP.key("system"),
                 format!("must be a string or text blocks, got {}", kind(other)),
             ))
         }
     }
-    for (i, v) in array(data, "messages")?.iter().enumerate() {
-        out.push(message_in(v, &format!("messages[{i}]"))?);
+    let list = TOP.key("messages");
+    for (i, v) in array(data, &list)?.iter().enumerate() {
+        out.push(message_in(v, &list.index(i))?);
     }
     Ok(out)
 }
 
-pub fn message_in(v: &Value, at: &str) -> Result<Message> {
+pub fn message_in(v: &Value, at: &Trail<'_>) -> Result<Message> {
     let o = object(v, at)?;
     let role = match req_str(o, "role", at)? {
         "user" => Role::User,
         "assistant" => Role::Assistant,
         "system" => Role::System,
-        other => {
-            return Err(err(
-                &format!("{at}.role"),
-                format!("unsupported role {other:?}"),
-            ))
-        }
+        other => return Err(err(&at.key("role"), format!("unsupported role {other:?}"))),
     };
     let mut keep = Keep::new(F, o);
     let content = o
@@ -537,13 +534,13 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
             keep.extra(k, val);
         }
     }
-    let place = format!("{at}.content");
+    let place = at.key("content");
     match content {
         Value::String(s) => m.content = Content::Text(s.clone()),
         Value::Array(blocks) => {
             let mut parts = Vec::with_capacity(blocks.len());
             for (j, b) in blocks.iter().enumerate() {
-                parts.push(block_in(b, &format!("{place}[{j}]"), role)?);
+                parts.push(block_in(b, &place.index(j), role)?);
             }
             if role == Role::Assistant {
                 // Trailing calls are the message's `tool_calls` (so it asks for a response, as
@@ -597,7 +594,7 @@ fn call_entry(p: &Part) -> Option<Map<String, Value>> {
     Some(c)
 }
 
-fn block_in(v: &Value, at: &str, role: Role) -> Result<Part> {
+fn block_in(v: &Value, at: &Trail<'_>, role: Role) -> Result<Part> {
     let o = object(v, at)?;
     let ty = req_str(o, "type", at)?;
     Ok(match ty {
@@ -637,15 +634,14 @@ fn block_in(v: &Value, at: &str, role: Role) -> Result<Part> {
                         .iter()
                         .enumerate()
                         .map(|(k, b)| {
-                            block_in(b, &format!("{at}.content[{k}]"), Role::User)
-                                .map(Value::Object)
+                            block_in(b, &at.key("content").index(k), Role::User).map(Value::Object)
                         })
                         .collect::<Result<Vec<_>>>()?;
                     p.insert("content".into(), Value::Array(inner));
                 }
                 Some(other) => {
                     return Err(err(
-                        &format!("{at}.content"),
+                        &at.key("content"),
                         format!("must be a string or a list of blocks, got {}", kind(other)),
                     ))
                 }

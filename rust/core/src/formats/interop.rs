@@ -5,7 +5,7 @@
 
 use super::out::{Obj, J};
 use super::{err, Format};
-use crate::error::Result;
+use crate::error::{Result, Trail};
 use crate::message::{part_type, Message, Part};
 use serde_json::{Map, Value};
 
@@ -133,12 +133,12 @@ impl Keep {
 
 // ---- reading wire JSON ------------------------------------------------------------------
 
-pub fn object<'v>(v: &'v Value, place: &str) -> Result<&'v Map<String, Value>> {
+pub fn object<'v>(v: &'v Value, place: &Trail<'_>) -> Result<&'v Map<String, Value>> {
     v.as_object()
         .ok_or_else(|| err(place, format!("expected an object, got {}", kind(v))))
 }
 
-pub fn array<'v>(v: &'v Value, place: &str) -> Result<&'v Vec<Value>> {
+pub fn array<'v>(v: &'v Value, place: &Trail<'_>) -> Result<&'v Vec<Value>> {
     v.as_array()
         .ok_or_else(|| err(place, format!("expected a list, got {}", kind(v))))
 }
@@ -155,7 +155,7 @@ pub fn kind(v: &Value) -> &'static str {
 }
 
 /// A required string field.
-pub fn req_str<'v>(o: &'v Map<String, Value>, key: &str, place: &str) -> Result<&'v str> {
+pub fn req_str<'v>(o: &'v Map<String, Value>, key: &str, place: &Trail<'_>) -> Result<&'v str> {
     match o.get(key) {
         Some(Value::String(s)) => Ok(s),
         None => Err(err(place, format!("missing {key:?}"))),
@@ -167,7 +167,11 @@ pub fn req_str<'v>(o: &'v Map<String, Value>, key: &str, place: &str) -> Result<
 }
 
 /// An optional string field (null reads as missing).
-pub fn opt_str<'v>(o: &'v Map<String, Value>, key: &str, place: &str) -> Result<Option<&'v str>> {
+pub fn opt_str<'v>(
+    o: &'v Map<String, Value>,
+    key: &str,
+    place: &Trail<'_>,
+) -> Result<Option<&'v str>> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),

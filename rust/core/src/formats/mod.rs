@@ -19,7 +19,7 @@ pub mod response;
 pub mod shapes;
 pub mod tools;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Trail};
 use crate::message::{Kind, Message, Role};
 pub use out::J;
 use serde_json::Value;
@@ -38,7 +38,7 @@ impl Format {
             "openai_responses" => Format::OpenAiResponses,
             "anthropic" => Format::Anthropic,
             _ => {
-                return Err(Error::Value(format!(
+                return Err(Error::bad_argument(format!(
                     "unknown format {s:?}: expected openai_chat, openai_responses or anthropic"
                 )))
             }
@@ -91,7 +91,7 @@ impl Default for ExportOptions {
 /// The keyword arguments of the request for `messages` (as shown) in `format`.
 pub fn export<'a>(format: Format, messages: &[&'a Message], opts: ExportOptions) -> Result<J<'a>> {
     if !opts.pair && format != Format::OpenAiResponses {
-        return Err(Error::Value(format!(
+        return Err(Error::bad_argument(format!(
             "pair=false (items as they are) is for openai_responses only, not {}",
             format.name()
         )));
@@ -135,21 +135,21 @@ pub fn import(format: Format, data: &Value, system: Option<&Value>) -> Result<Ve
 fn each(
     data: &Value,
     f: Format,
-    one: impl Fn(&Value, &str) -> Result<Message>,
+    one: impl Fn(&Value, &Trail<'_>) -> Result<Message>,
 ) -> Result<Vec<Message>> {
-    let name = f.input_name();
-    interop::array(data, name)?
+    let list = TOP.key(f.input_name());
+    interop::array(data, &list)?
         .iter()
         .enumerate()
-        .map(|(i, v)| one(v, &format!("{name}[{i}]")))
+        .map(|(i, v)| one(v, &list.index(i)))
         .collect()
 }
 
-/// A located format error: `at("messages[3].tool_calls[0].function", "missing \"name\"")`.
-pub fn err(place: &str, what: impl std::fmt::Display) -> Error {
-    if place.is_empty() {
-        Error::Format(what.to_string())
-    } else {
-        Error::Format(format!("{place}: {what}"))
-    }
+/// Where an importer starts: the top of what it was given.
+pub(crate) static TOP: Trail<'static> = Trail::Top;
+
+/// A provider value that cannot be converted, where `place` leads:
+/// `err(&messages.index(3).key("tool_calls").index(0).key("function"), "missing \"name\"")`.
+pub fn err(place: &Trail<'_>, what: impl std::fmt::Display) -> Error {
+    Error::unconvertible(what.to_string()).at_trail(place)
 }

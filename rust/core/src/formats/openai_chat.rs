@@ -7,7 +7,7 @@ use super::interop::{
 use super::out::J;
 use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
 use super::{err, shapes, tools, ExportOptions, Format};
-use crate::error::Result;
+use crate::error::{Result, Trail};
 use crate::message::{part_type, Content, Message, Part, Role};
 use serde_json::{Map, Value};
 
@@ -348,23 +348,18 @@ pub fn import(data: &Value) -> Result<Vec<Message>> {
     super::each(data, F, message_in)
 }
 
-pub fn message_in(v: &Value, at: &str) -> Result<Message> {
+pub fn message_in(v: &Value, at: &Trail<'_>) -> Result<Message> {
     let o = object(v, at)?;
     let role_s = req_str(o, "role", at)?;
     let role = match role_s {
         "system" | "developer" | "user" | "assistant" | "tool" => Role::parse(role_s)?,
-        other => {
-            return Err(err(
-                &format!("{at}.role"),
-                format!("unsupported role {other:?}"),
-            ))
-        }
+        other => return Err(err(&at.key("role"), format!("unsupported role {other:?}"))),
     };
     let mut keep = Keep::new(F, o);
     let mut m = Message::new(role, Content::None);
     let mut written: Vec<&str> = vec!["role"];
     for (k, val) in o {
-        let place = format!("{at}.{k}");
+        let place = at.key(k);
         match (k.as_str(), role) {
             ("role", _) => {}
             ("content", _) => {
@@ -380,7 +375,7 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
                 if !matches!(val, Value::Array(a) if a.is_empty()) && !val.is_null() =>
             {
                 for (j, c) in array(val, &place)?.iter().enumerate() {
-                    m.tool_calls.push(call_in(c, &format!("{place}[{j}]"))?);
+                    m.tool_calls.push(call_in(c, &place.index(j))?);
                 }
             }
             ("tool_call_id", Role::Tool) => {
@@ -419,7 +414,7 @@ pub fn message_in(v: &Value, at: &str) -> Result<Message> {
     Ok(m)
 }
 
-fn content_in(v: &Value, at: &str, role: Role) -> Result<Content> {
+fn content_in(v: &Value, at: &Trail<'_>, role: Role) -> Result<Content> {
     Ok(match v {
         Value::Null => Content::None,
         Value::String(s) => Content::Text(s.clone()),
@@ -427,7 +422,7 @@ fn content_in(v: &Value, at: &str, role: Role) -> Result<Content> {
             items
                 .iter()
                 .enumerate()
-                .map(|(i, p)| part_in(p, &format!("{at}[{i}]"), role))
+                .map(|(i, p)| part_in(p, &at.index(i), role))
                 .collect::<Result<_>>()?,
         ),
         other => {
@@ -444,7 +439,7 @@ fn content_in(v: &Value, at: &str, role: Role) -> Result<Content> {
 
 /// A Chat content part as a ctxfold part, kept as it came when the exporter would not give
 /// back exactly these bytes.
-fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
+fn part_in(v: &Value, at: &Trail<'_>, role: Role) -> Result<Part> {
     let o = object(v, at)?;
     let ty = req_str(o, "type", at)?;
     let mapped: Option<Part> = match ty {
@@ -455,11 +450,11 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
         "image_url" => {
             let img = object(
                 o.get("image_url").unwrap_or(&Value::Null),
-                &format!("{at}.image_url"),
+                &at.key("image_url"),
             )?;
-            let url = req_str(img, "url", &format!("{at}.image_url"))?;
+            let url = req_str(img, "url", &at.key("image_url"))?;
             if let Some(d) = img.get("detail") {
-                shapes::check_enum(d, shapes::IMAGE_DETAIL, &format!("{at}.image_url.detail"))?;
+                shapes::check_enum(d, shapes::IMAGE_DETAIL, &at.key("image_url").key("detail"))?;
             }
             let mut p = Map::new();
             p.insert("type".into(), Value::String("image".into()));
@@ -472,14 +467,14 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
         "input_audio" => {
             let a = object(
                 o.get("input_audio").unwrap_or(&Value::Null),
-                &format!("{at}.input_audio"),
+                &at.key("input_audio"),
             )?;
-            let data = req_str(a, "data", &format!("{at}.input_audio"))?;
-            let format = req_str(a, "format", &format!("{at}.input_audio"))?;
+            let data = req_str(a, "data", &at.key("input_audio"))?;
+            let format = req_str(a, "format", &at.key("input_audio"))?;
             shapes::check_enum(
                 &a["format"],
                 shapes::AUDIO_FORMATS,
-                &format!("{at}.input_audio.format"),
+                &at.key("input_audio").key("format"),
             )?;
             let mt = if format == "mp3" {
                 "audio/mpeg"
@@ -497,7 +492,7 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
             Some(p)
         }
         "file" => {
-            let f = object(o.get("file").unwrap_or(&Value::Null), &format!("{at}.file"))?;
+            let f = object(o.get("file").unwrap_or(&Value::Null), &at.key("file"))?;
             let source = if let Some(d) = opt_str(f, "file_data", at)? {
                 url_source(d)
             } else if let Some(id) = opt_str(f, "file_id", at)? {
@@ -506,10 +501,7 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
                 s.insert("file_id".into(), Value::String(id.into()));
                 Value::Object(s)
             } else {
-                return Err(err(
-                    &format!("{at}.file"),
-                    "needs \"file_data\" or \"file_id\"",
-                ));
+                return Err(err(&at.key("file"), "needs \"file_data\" or \"file_id\""));
             };
             let mut p = Map::new();
             p.insert("type".into(), Value::String("file".into()));
@@ -531,13 +523,13 @@ fn part_in(v: &Value, at: &str, role: Role) -> Result<Part> {
     Ok(o.clone())
 }
 
-fn call_in(v: &Value, at: &str) -> Result<Map<String, Value>> {
+fn call_in(v: &Value, at: &Trail<'_>) -> Result<Map<String, Value>> {
     let o = object(v, at)?;
     let id = req_str(o, "id", at)?;
     let ty = opt_str(o, "type", at)?.unwrap_or("function");
     let (name, args) = match ty {
         "function" => {
-            let place = format!("{at}.function");
+            let place = at.key("function");
             let f = object(
                 o.get("function")
                     .ok_or_else(|| err(at, "missing \"function\""))?,
@@ -549,7 +541,7 @@ fn call_in(v: &Value, at: &str) -> Result<Map<String, Value>> {
             )
         }
         "custom" => {
-            let place = format!("{at}.custom");
+            let place = at.key("custom");
             let f = object(
                 o.get("custom")
                     .ok_or_else(|| err(at, "missing \"custom\""))?,
@@ -559,7 +551,7 @@ fn call_in(v: &Value, at: &str) -> Result<Map<String, Value>> {
         }
         other => {
             return Err(err(
-                &format!("{at}.type"),
+                &at.key("type"),
                 format!("unknown tool call type {other:?}"),
             ))
         }

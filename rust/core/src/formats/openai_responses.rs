@@ -11,8 +11,8 @@ use super::interop::{
 };
 use super::out::{Obj, J};
 use super::plan::{answered, own_calls, AnswerSrc, Call, CallSrc, Step, Target};
-use super::{err, shapes, tools, ExportOptions, Format};
-use crate::error::Result;
+use super::{err, shapes, tools, ExportOptions, Format, TOP};
+use crate::error::{Result, Trail};
 use crate::message::{part_type, Content, Kind, Message, Part, Role};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -175,7 +175,7 @@ fn export_as_is<'a>(messages: &[&'a Message], opts: ExportOptions) -> Result<J<'
             Role::Assistant => assistant_piece(m),
             Role::Tool if m.tool_call_id.is_none() => {
                 return Err(err(
-                    &format!("messages[{i}]"),
+                    &TOP.key("messages").index(i),
                     "a tool message without a tool_call_id has no Responses item",
                 ))
             }
@@ -449,7 +449,7 @@ pub fn import(data: &Value) -> Result<Vec<Message>> {
     super::each(data, F, item_in)
 }
 
-pub fn item_in(v: &Value, at: &str) -> Result<Message> {
+pub fn item_in(v: &Value, at: &Trail<'_>) -> Result<Message> {
     let o = object(v, at)?;
     let ty = opt_str(o, "type", at)?;
     let mut keep = Keep::new(F, o);
@@ -457,24 +457,19 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
         None | Some("message") => {
             let role = match req_str(o, "role", at)? {
                 r @ ("user" | "system" | "developer" | "assistant") => Role::parse(r)?,
-                other => {
-                    return Err(err(
-                        &format!("{at}.role"),
-                        format!("unsupported role {other:?}"),
-                    ))
-                }
+                other => return Err(err(&at.key("role"), format!("unsupported role {other:?}"))),
             };
             let content = o
                 .get("content")
                 .ok_or_else(|| err(at, "missing \"content\""))?;
-            let place = format!("{at}.content");
+            let place = at.key("content");
             let content = match content {
                 Value::String(s) => Content::Text(s.clone()),
                 Value::Array(parts) => Content::Parts(
                     parts
                         .iter()
                         .enumerate()
-                        .map(|(j, p)| part_in(p, &format!("{place}[{j}]")))
+                        .map(|(j, p)| part_in(p, &place.index(j)))
                         .collect::<Result<_>>()?,
                 ),
                 other => {
@@ -513,14 +508,14 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
         }
         Some("function_call_output") => {
             let call_id = req_str(o, "call_id", at)?;
-            let place = format!("{at}.output");
+            let place = at.key("output");
             let content = match o.get("output") {
                 Some(Value::String(s)) => Content::Text(s.clone()),
                 Some(Value::Array(parts)) => Content::Parts(
                     parts
                         .iter()
                         .enumerate()
-                        .map(|(j, p)| part_in(p, &format!("{place}[{j}]")))
+                        .map(|(j, p)| part_in(p, &place.index(j)))
                         .collect::<Result<_>>()?,
                 ),
                 None => return Err(err(at, "missing \"output\"")),
@@ -577,15 +572,15 @@ pub fn item_in(v: &Value, at: &str) -> Result<Message> {
     }
 }
 
-fn reasoning_text(o: &Map<String, Value>, at: &str) -> Result<String> {
+fn reasoning_text(o: &Map<String, Value>, at: &Trail<'_>) -> Result<String> {
     let mut texts = Vec::new();
     for key in ["summary", "content"] {
         match o.get(key) {
             None | Some(Value::Null) => {}
             Some(Value::Array(items)) => {
                 for (j, s) in items.iter().enumerate() {
-                    let so = object(s, &format!("{at}.{key}[{j}]"))?;
-                    if let Some(t) = opt_str(so, "text", &format!("{at}.{key}[{j}]"))? {
+                    let so = object(s, &at.key(key).index(j))?;
+                    if let Some(t) = opt_str(so, "text", &at.key(key).index(j))? {
                         texts.push(t.to_string());
                     }
                 }
@@ -595,7 +590,7 @@ fn reasoning_text(o: &Map<String, Value>, at: &str) -> Result<String> {
             }
             Some(other) => {
                 return Err(err(
-                    &format!("{at}.{key}"),
+                    &at.key(key),
                     format!("must be a list, got {}", kind(other)),
                 ))
             }
@@ -606,7 +601,7 @@ fn reasoning_text(o: &Map<String, Value>, at: &str) -> Result<String> {
 
 /// An input or output content part as a ctxfold part (kept as it came when the exporter
 /// would not give back these bytes).
-fn part_in(v: &Value, at: &str) -> Result<Part> {
+fn part_in(v: &Value, at: &Trail<'_>) -> Result<Part> {
     let o = object(v, at)?;
     let ty = req_str(o, "type", at)?;
     let mapped: Option<Part> = match ty {
@@ -623,7 +618,7 @@ fn part_in(v: &Value, at: &str) -> Result<Part> {
                 p.insert("source".into(), file_source(id));
             }
             if let Some(d) = o.get("detail") {
-                shapes::check_enum(d, shapes::IMAGE_DETAIL, &format!("{at}.detail"))?;
+                shapes::check_enum(d, shapes::IMAGE_DETAIL, &at.key("detail"))?;
                 p.insert("detail".into(), d.clone());
             }
             Some(p)

@@ -3,8 +3,8 @@
 //! messages plus the usage to add.
 
 use super::interop::{array, object, INTEROP};
-use super::{anthropic, err, openai_chat, openai_responses};
-use crate::error::Result;
+use super::{anthropic, err, openai_chat, openai_responses, TOP};
+use crate::error::{Result, Trail};
 use crate::message::Message;
 use serde_json::{Map, Value};
 
@@ -22,7 +22,7 @@ fn at_path<'v>(v: &'v Value, path: &[&str]) -> Option<&'v Value> {
 /// Every token count of a usage object (a key ending in `_tokens`, at any depth: the details
 /// objects hold more) is a non-negative integer, or null where the SDKs leave one unset.
 /// Anything else is refused rather than read as 0, before anything is appended.
-fn check_counts(u: &Value, path: &str) -> Result<()> {
+fn check_counts(u: &Value, path: &Trail<'_>) -> Result<()> {
     let Value::Object(fields) = u else {
         return match u {
             Value::Null => Ok(()),
@@ -30,7 +30,7 @@ fn check_counts(u: &Value, path: &str) -> Result<()> {
         };
     };
     for (k, v) in fields {
-        let at = format!("{path}.{k}");
+        let at = path.key(k);
         match v {
             Value::Null => {}
             _ if k.ends_with("_tokens") && v.as_u64().is_none() => {
@@ -45,21 +45,22 @@ fn check_counts(u: &Value, path: &str) -> Result<()> {
 }
 
 pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
-    let o = object(v, "response")?;
-    check_counts(o.get("usage").unwrap_or(&Value::Null), "response.usage")?;
+    let top = TOP.key("response");
+    let o = object(v, &top)?;
+    check_counts(o.get("usage").unwrap_or(&Value::Null), &top.key("usage"))?;
     let ty = o.get("type").and_then(Value::as_str);
     let object_kind = o.get("object").and_then(Value::as_str);
     let (mut messages, usage, meta) = if object_kind == Some("chat.completion")
         || o.contains_key("choices")
     {
-        let choices = array(o.get("choices").unwrap_or(&Value::Null), "response.choices")?;
-        let first = choices
-            .first()
-            .ok_or_else(|| err("response.choices", "no choice"))?;
+        let at = top.key("choices");
+        let choices = array(o.get("choices").unwrap_or(&Value::Null), &at)?;
+        let first = choices.first().ok_or_else(|| err(&at, "no choice"))?;
+        let at = at.index(0);
         let msg = first
             .get("message")
-            .ok_or_else(|| err("response.choices[0]", "missing \"message\""))?;
-        let m = openai_chat::message_in(msg, "response.choices[0].message")?;
+            .ok_or_else(|| err(&at, "missing \"message\""))?;
+        let m = openai_chat::message_in(msg, &at.key("message"))?;
         let usage = openai_usage(
             o,
             [
@@ -77,23 +78,24 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
     } else if object_kind == Some("response") || (o.contains_key("output") && ty.is_none()) {
         let output = o
             .get("output")
-            .ok_or_else(|| err("response", "missing \"output\""))?;
-        let items = array(output, "response.output")?;
+            .ok_or_else(|| err(&top, "missing \"output\""))?;
+        let at = top.key("output");
+        let items = array(output, &at)?;
         let ms = items
             .iter()
             .enumerate()
-            .map(|(i, it)| openai_responses::item_in(it, &format!("response.output[{i}]")))
+            .map(|(i, it)| openai_responses::item_in(it, &at.index(i)))
             .collect::<Result<Vec<_>>>()?;
         let usage = openai_usage(o, ["input_tokens", "output_tokens", "input_tokens_details"]);
         (ms, usage, pick(o, &["id", "model"], None))
     } else if ty == Some("message") && o.get("role").and_then(Value::as_str) == Some("assistant") {
         let content = o
             .get("content")
-            .ok_or_else(|| err("response", "missing \"content\""))?;
+            .ok_or_else(|| err(&top, "missing \"content\""))?;
         let mut turn = Map::new();
         turn.insert("role".into(), Value::String("assistant".into()));
         turn.insert("content".into(), content.clone());
-        let m = anthropic::message_in(&Value::Object(turn), "response")?;
+        let m = anthropic::message_in(&Value::Object(turn), &top)?;
         let u = o.get("usage").unwrap_or(&Value::Null);
         let input = count(u.get("input_tokens"));
         let output = count(u.get("output_tokens"));
@@ -113,7 +115,7 @@ pub fn response(v: &Value) -> Result<(Vec<Message>, UsageDelta)> {
         )
     } else {
         return Err(err(
-            "response",
+            &top,
             "not an OpenAI ChatCompletion, an OpenAI Response or an Anthropic Message",
         ));
     };

@@ -4,7 +4,7 @@
 //! from another format is never sent in a shape its target refuses.
 
 use super::err;
-use crate::error::Result;
+use crate::error::{Result, Trail};
 use serde_json::{Map, Value};
 
 /// An image's `detail`, in Chat's `image_url` and Responses' `input_image` alike.
@@ -21,7 +21,7 @@ fn one_of<'v>(v: &'v Value, allowed: &[&str]) -> Option<&'v str> {
 }
 
 /// A value of an enumeration, or the `FormatError` at `place` that lists the allowed ones.
-pub fn check_enum(v: &Value, allowed: &[&str], place: &str) -> Result<()> {
+pub fn check_enum(v: &Value, allowed: &[&str], place: &Trail<'_>) -> Result<()> {
     match one_of(v, allowed) {
         Some(_) => Ok(()),
         None => Err(err(place, format!("{v} is not one of {allowed:?}"))),
@@ -68,8 +68,8 @@ pub fn document_source_fault(s: &Value) -> Option<String> {
 }
 
 /// An Anthropic image or document block's source, checked on the way in.
-pub fn check_source(o: &Map<String, Value>, document: bool, at: &str) -> Result<()> {
-    let place = format!("{at}.source");
+pub fn check_source(o: &Map<String, Value>, document: bool, at: &Trail<'_>) -> Result<()> {
+    let place = at.key("source");
     let Some(s) = o.get("source") else {
         return Err(err(at, "missing \"source\""));
     };
@@ -105,9 +105,9 @@ mod tests {
 
     #[test]
     fn enumerations() {
-        assert!(check_enum(&json!("low"), IMAGE_DETAIL, "x").is_ok());
-        assert!(check_enum(&json!("bogus"), IMAGE_DETAIL, "x").is_err());
-        assert!(check_enum(&json!([null]), IMAGE_DETAIL, "x").is_err());
+        assert!(check_enum(&json!("low"), IMAGE_DETAIL, &Trail::Top).is_ok());
+        assert!(check_enum(&json!("bogus"), IMAGE_DETAIL, &Trail::Top).is_err());
+        assert!(check_enum(&json!([null]), IMAGE_DETAIL, &Trail::Top).is_err());
         assert!(image_detail(Some(&json!("bogus"))).is_none());
     }
 }

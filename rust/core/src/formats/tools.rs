@@ -1,9 +1,9 @@
 //! Tool definitions: the tool definitions message's `tool` parts in each API's shape, and any
 //! API's `tools` list as the text of the `tool_list` hook.
 
-use super::err;
 use super::interop::{array, kind, object, opt_str, req_str};
 use super::out::J;
+use super::{err, TOP};
 use crate::error::Result;
 use crate::json::compact_json;
 use crate::message::{part_type, Content, Message, Part};
@@ -94,24 +94,19 @@ pub fn anthropic(m: &Message) -> Option<J<'_>> {
 /// with the other keys it came with.
 pub fn tool_list(tools: &Value) -> Result<String> {
     let mut out = Vec::new();
-    for (i, t) in array(tools, "tools")?.iter().enumerate() {
-        let at = format!("tools[{i}]");
+    let list = TOP.key("tools");
+    for (i, t) in array(tools, &list)?.iter().enumerate() {
+        let at = list.index(i);
         let o = object(t, &at)?;
         // Chat: {"type": "function", "function": {...}}; Responses: the same flat;
         // Anthropic: {"name", "description", "input_schema"}.
         let (f, place) = match o.get("function") {
-            Some(f) => (
-                object(f, &format!("{at}.function"))?,
-                format!("{at}.function"),
-            ),
-            None => (o, at.clone()),
+            Some(f) => (object(f, &at.key("function"))?, at.key("function")),
+            None => (o, at),
         };
         if let Some(ty) = opt_str(o, "type", &at)? {
             if ty != "function" && ty != "custom" && !o.contains_key("input_schema") {
-                return Err(err(
-                    &format!("{at}.type"),
-                    format!("not a function tool: {ty:?}"),
-                ));
+                return Err(err(&at.key("type"), format!("not a function tool: {ty:?}")));
             }
         }
         let mut d = Map::new();

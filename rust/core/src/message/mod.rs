@@ -39,7 +39,7 @@ impl Role {
             "assistant" => Role::Assistant,
             "tool" => Role::Tool,
             _ => {
-                return Err(Error::Value(format!(
+                return Err(Error::bad_argument(format!(
                     "invalid role {s:?}: expected one of system, developer, user, assistant, tool"
                 )))
             }
@@ -185,10 +185,7 @@ impl Message {
     /// Check what the constructor cannot express in types.
     pub fn validate(&self) -> Result<()> {
         for (i, call) in self.tool_calls.iter().enumerate() {
-            validate_tool_call(call).map_err(|e| match e {
-                Error::Value(m) => Error::Value(format!("tool_calls[{i}]: {m}")),
-                other => other,
-            })?;
+            validate_tool_call(call).map_err(|e| e.at_index(i).at_key("tool_calls"))?;
         }
         check_parts(&self.content)
     }
@@ -264,17 +261,17 @@ pub fn validate_tool_call(call: &Map<String, Value>) -> Result<()> {
         match call.get(key) {
             Some(Value::String(_)) => {}
             Some(_) => {
-                return Err(Error::Value(format!(
+                return Err(Error::bad_argument(format!(
                     "a tool call's {key} must be a string"
                 )))
             }
-            None => return Err(Error::Value(format!("a tool call needs {key:?}"))),
+            None => return Err(Error::bad_argument(format!("a tool call needs {key:?}"))),
         }
     }
     match call.get("arguments") {
         None | Some(Value::Null) | Some(Value::String(_)) | Some(Value::Object(_)) => Ok(()),
-        Some(_) => Err(Error::Value(
-            "a tool call's arguments must be a dict or a JSON string".into(),
+        Some(_) => Err(Error::bad_argument(
+            "a tool call's arguments must be a dict or a JSON string",
         )),
     }
 }

@@ -48,7 +48,7 @@ pub fn new_part<'a>(
 /// A part from a whole JSON object (`Part.from_dict`).
 pub fn part_from_map(p: Map<String, Value>) -> Result<Part> {
     if part_type(&p).is_none() {
-        return Err(Error::Value(NEEDS_TYPE.into()));
+        return Err(Error::bad_argument(NEEDS_TYPE));
     }
     Ok(p)
 }
@@ -57,7 +57,9 @@ pub fn part_from_map(p: Map<String, Value>) -> Result<Part> {
 pub fn check_parts(content: &super::Content) -> Result<()> {
     if let super::Content::Parts(parts) = content {
         if let Some(i) = parts.iter().position(|p| part_type(p).is_none()) {
-            return Err(Error::Value(format!("content[{i}]: {NEEDS_TYPE}")));
+            return Err(Error::bad_argument(NEEDS_TYPE)
+                .at_index(i)
+                .at_key("content"));
         }
     }
     Ok(())

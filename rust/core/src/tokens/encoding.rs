@@ -44,7 +44,7 @@ impl Encoding {
             .find(|e| e.name() == name)
             .ok_or_else(|| {
                 let known: Vec<&str> = ENCODINGS.iter().map(|e| e.name()).collect();
-                Error::Value(format!(
+                Error::bad_argument(format!(
                     "unknown encoding {name:?}; known encodings: {}",
                     known.join(", ")
                 ))

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 pub fn count_text(text: &str, enc: Encoding) -> Result<usize> {
     if let Some(counter) = enc.counter() {
         return std::panic::catch_unwind(|| counter.count(text))
-            .map_err(|_| Error::Value("cannot tokenize text: the tokenizer failed".into()));
+            .map_err(|_| Error::bad_argument("cannot tokenize text: the tokenizer failed"));
     }
     let bpe = enc.bpe();
     let empty: HashSet<&str> = HashSet::new();
@@ -31,9 +31,12 @@ pub fn count_text(text: &str, enc: Encoding) -> Result<usize> {
             // whole text was encoded as ordinary text.
             Ok(tokens.len())
         }
-        Ok(Err(e)) => Err(Error::Value(format!("cannot tokenize text: {}", e.message))),
-        Err(_) => Err(Error::Value(
-            "cannot tokenize text: the tokenizer failed".into(),
+        Ok(Err(e)) => Err(Error::bad_argument(format!(
+            "cannot tokenize text: {}",
+            e.message
+        ))),
+        Err(_) => Err(Error::bad_argument(
+            "cannot tokenize text: the tokenizer failed",
         )),
     }
 }

@@ -17,7 +17,7 @@ impl<H: MessageHandle> Context<H> {
     /// The last `count` non-special messages; `None` when that is all of them.
     pub fn rolling_sequence_window(&mut self, count: i64) -> Result<Option<Context<H>>> {
         let count = usize::try_from(count)
-            .map_err(|_| Error::Value(format!("count must be non-negative, got {count}")))?;
+            .map_err(|_| Error::bad_argument(format!("count must be non-negative, got {count}")))?;
         let (sp, td) = self.special_positions();
         let specials = [sp, td].iter().flatten().count();
         if count >= self.len() - specials {

@@ -212,11 +212,13 @@ fn usage() -> (usize, usize, usize) {
 pub fn export_cache_mode(mode: Option<&str>) -> PyResult<&'static str> {
     let before = Mode::get();
     if let Some(m) = mode {
-        let m = Mode::parse(m).ok_or_else(|| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "export cache mode {m:?}: expected \"all\", \"strings\" or \"off\""
-            ))
-        })?;
+        let m = Mode::parse(m)
+            .ok_or_else(|| {
+                ctxfold_core::Error::bad_argument(format!(
+                    "export cache mode {m:?}: expected \"all\", \"strings\" or \"off\""
+                ))
+            })
+            .map_err(crate::errors::to_py)?;
         m.set();
     }
     Ok(before.name())

@@ -12,7 +12,7 @@ mod outline;
 
 pub use outline::{Outline, OutlineAnswer, OutlineCall, OutlineStep, Target};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 pub use crate::message::CallSrc;
 use crate::message::{part_type, Content, Kind, Message, Part, Role, INTERRUPTED};
 use answers::Given;
@@ -214,12 +214,15 @@ impl<'a> Plan<'a> {
 /// With `strict`, a `FormatError` listing every repair (none: `Ok`).
 fn refuse(problems: &[String], strict: bool) -> Result<()> {
     if strict && !problems.is_empty() {
-        return Err(Error::Format(format!(
-            "the request would need {} repair{}: {}",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            problems.join("; ")
-        )));
+        return Err(Error::new(
+            ErrorKind::NeedsRepair,
+            format!(
+                "the request would need {} repair{}: {}",
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                problems.join("; ")
+            ),
+        ));
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ impl Target {
             "langchain" => Target::LangChain,
             "pydantic_ai" => Target::PydanticAi,
             _ => {
-                return Err(Error::Value(format!(
+                return Err(Error::bad_argument(format!(
                     "unknown format {s:?}: expected openai_chat, openai_responses, anthropic, langchain or pydantic_ai"
                 )))
             }
