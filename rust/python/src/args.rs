@@ -6,7 +6,7 @@
 use crate::convert::{expected, string, under, JsonMap, Time};
 use crate::errors::IntoPyResult;
 use crate::part::PartArg;
-use ctxfold_core::message::Fields;
+use ctxfold_core::Fields;
 use ctxfold_core::{Content, Role};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -39,16 +39,13 @@ pub(crate) fn release_free_memory() {
 /// sha256 hex of a hook's name: the id messages carry in `hook_ids`.
 #[pyfunction]
 fn hook_id(name: &str) -> String {
-    ctxfold_core::dynamic::hook_id(name)
+    ctxfold_core::hook_id(name)
 }
 
 /// The encodings token counting knows.
 #[pyfunction]
 fn encodings() -> Vec<&'static str> {
-    ctxfold_core::tokens::ENCODINGS
-        .iter()
-        .map(|e| e.name())
-        .collect()
+    ctxfold_core::ENCODINGS.iter().map(|e| e.name()).collect()
 }
 
 /// Tokens of a text in an encoding, special-token text counted as ordinary text.
@@ -57,7 +54,7 @@ fn encodings() -> Vec<&'static str> {
 fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
     use errors::IntoPyResult;
     let e = ctxfold_core::Encoding::parse(encoding).py()?;
-    py.detach(|| ctxfold_core::tokens::count_text(text, e)).py()
+    py.detach(|| ctxfold_core::count_text(text, e)).py()
 }
 
 /// An ISO 8601 time as an aware UTC datetime, by the core's rules (a naive time is UTC; the
@@ -65,7 +62,7 @@ fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
 #[pyfunction]
 fn parse_time<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
     use errors::IntoPyResult;
-    convert::datetime(py, ctxfold_core::time::parse_iso(text).py()?)
+    convert::datetime(py, ctxfold_core::parse_iso(text).py()?)
 }
 
 /// Whether `value` is JSON as the binding takes it everywhere (dict with str keys, list,
@@ -98,7 +95,7 @@ fn json_clean<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The event type names live in the core; the facade reads them from here.
-    let types = ctxfold_core::event::EVENT_TYPES;
+    let types = ctxfold_core::EVENT_TYPES;
     m.add(
         "EVENT_TYPES",
         pyo3::types::PyTuple::new(m.py(), types.map(|t| t.name()))?,
@@ -115,7 +112,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The document's top-level keys for the runtime fields; the facade converts each.
     m.add(
         "RUNTIME_KEYS",
-        pyo3::types::PyTuple::new(m.py(), ctxfold_core::codec::RUNTIME_KEYS)?,
+        pyo3::types::PyTuple::new(m.py(), ctxfold_core::RUNTIME_KEYS)?,
     )?;
     m.add_class::<message::PyMessage>()?;
     m.add_class::<message::PySystemPromptMessage>()?;
@@ -138,7 +135,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::PlanCall>()?;
     m.add_class::<plan::PlanAnswer>()?;
     // The result a call never answered gets (the log's patch and every request's).
-    m.add("INTERRUPTED", ctxfold_core::message::INTERRUPTED)?;
+    m.add("INTERRUPTED", ctxfold_core::INTERRUPTED)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(json_clean, m)?)?;
     m.add_function(wrap_pyfunction!(is_json, m)?)?;

@@ -42,7 +42,7 @@ pub struct Loaded<H> {
 impl<H: MessageHandle> Context<H> {
     /// The version 2 document as compact JSON bytes.
     pub fn to_json_bytes(&mut self, runtime: &Map<String, Value>) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(256 * self.events.len() + 1024);
+        let mut out = Vec::with_capacity(256 * self.events().len() + 1024);
         serde_json::to_writer(&mut out, &self.document(runtime))
             .map_err(|e| Error::Io(format!("cannot encode: {e}"), None))?;
         Ok(out)
@@ -79,11 +79,11 @@ impl<H: MessageHandle> Context<H> {
     }
 
     pub fn file_name(&self) -> Result<String> {
-        check_file_id(&self.id)?;
+        check_file_id(self.id())?;
         Ok(format!(
             "{}-{}.json",
-            time::date_stamp(self.created_at),
-            self.id
+            time::date_stamp(self.created_at()),
+            self.id()
         ))
     }
 

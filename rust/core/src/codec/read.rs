@@ -191,8 +191,12 @@ fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
         replay(&mut ctx, c?).map_err(|err| err.at(&format!("events[{i}]")))?;
     }
     let len = ctx.len();
-    ctx.anchors = legacy::anchors_or_default(top.fields.get("anchors"), "anchors", len)?;
-    ctx.bindings = legacy::string_map(&top.fields, "hook_bindings")?;
+    ctx.set_anchors(legacy::anchors_or_default(
+        top.fields.get("anchors"),
+        "anchors",
+        len,
+    )?);
+    ctx.set_bindings(legacy::string_map(&top.fields, "hook_bindings")?);
     Ok(ctx)
 }
 

@@ -117,7 +117,7 @@ impl<H: MessageHandle> Context<H> {
         content: &[(&[u8], &[u8])],
         events: &[(u64, &[u8])],
     ) -> std::result::Result<Prepared, Refusal> {
-        let id = &self.id;
+        let id = self.id();
         let named = |m: String| Error::Decode(format!("context {id}: {m}"));
         let from = self.next_seq();
         if head < from || events.len() as u64 != head - from {
@@ -144,12 +144,12 @@ impl<H: MessageHandle> Context<H> {
             return Err(named("state: missing or invalid version field".into()).into());
         }
         let header = legacy::header::<H>(&fields).map_err(|e| named(e.to_string()))?;
-        if header.id != self.id || header.created_at != self.created_at {
+        if header.id() != self.id() || header.created_at() != self.created_at() {
             return Err(Refusal::OtherLineage(format!(
                 "context {id}: the store holds another context under this id: the store's context {} created at {} is not this one (created at {})",
-                header.id,
-                crate::time::to_iso(header.created_at),
-                crate::time::to_iso(self.created_at)
+                header.id(),
+                crate::time::to_iso(header.created_at()),
+                crate::time::to_iso(self.created_at())
             )));
         }
         // Each row is read and checked on its own (the same checks as a load), and the ops
@@ -181,7 +181,7 @@ impl<H: MessageHandle> Context<H> {
                 .map_err(|_| named("content: a hash is not UTF-8".into()))?;
             let text: String = serde_json::from_slice(text)
                 .map_err(|_| named(format!("content {hash:?}: not a JSON string")))?;
-            if !self.content_map.contains_key(hash) {
+            if !self.content_map().contains_key(hash) {
                 new_content.push((hash.to_string(), text));
             }
         }
@@ -192,8 +192,8 @@ impl<H: MessageHandle> Context<H> {
             anchors,
             bindings,
             content: new_content,
-            origin_context_id: header.origin_context_id,
-            children: header.children,
+            origin_context_id: header.origin_context_id().map(str::to_string),
+            children: header.children().to_vec(),
             runtime,
         })
     }
@@ -205,23 +205,22 @@ impl<H: MessageHandle> Context<H> {
         if self.next_seq() != p.from || self.len() != p.len {
             return Err(Error::Value(format!(
                 "context {} changed since its rows were checked",
-                self.id
+                self.id()
             )));
         }
         let n = p.events.len();
-        let rebinds = p.bindings != self.bindings
+        let rebinds = p.bindings != *self.bindings()
             || p.events.iter().any(|c| c.kind == EventType::Materialize);
         for c in p.events {
             // Fitted in `prepare_rows`: `apply` refuses nothing here.
             self.apply(c.kind, c.time, c.data, c.op, c.message.map(H::wrap))?;
         }
         for (hash, text) in p.content {
-            self.content_map.insert(hash, text);
+            self.keep_content(hash, text);
         }
-        self.anchors = p.anchors;
-        self.bindings = p.bindings;
-        self.origin_context_id = p.origin_context_id;
-        self.children = p.children;
+        self.set_anchors(p.anchors);
+        self.set_bindings(p.bindings);
+        self.set_lineage(p.origin_context_id, p.children);
         if rebinds {
             self.forget_derived();
         }

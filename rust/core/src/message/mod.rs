@@ -7,7 +7,7 @@ mod calls;
 mod fields;
 mod part;
 
-pub use calls::{entry_call_id, part_call_id, At, CallSrc, Found, INTERRUPTED};
+pub use calls::{part_call_id, At, CallSrc, INTERRUPTED};
 
 pub use fields::Fields;
 pub use part::{
