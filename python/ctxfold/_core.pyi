@@ -21,7 +21,8 @@ __all__ = [
     "parse_time",
     "json_clean",
     "EVENT_TYPES",
-    "RUNTIME_KEYS",
+    "RUNTIME_FIELDS",
+    "RuntimeField",
     "BOOKKEEPING_EVENT_TYPES",
     "store_rows",
     "store_load",
@@ -83,6 +84,16 @@ def format_tool_list(tools: Iterable[Any]) -> str:
 def format_plan(format: str, src: ContextCore | list[Message], strict: bool = False) -> FormatPlan:
     """The core's plan of the request for ``src`` in ``format`` (any of the five targets);
     ``strict``: a ``FormatError`` listing every repair instead."""
+
+@final
+class RuntimeField:
+    """A runtime field of a context, as the core's table has it."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def carried(self) -> bool: ...
+    @property
+    def fork_copies(self) -> bool: ...
 
 @final
 class PlanCall:
@@ -448,7 +459,7 @@ class Event:
     def __hash__(self) -> int: ...
 
 EVENT_TYPES: tuple[str, ...]
-RUNTIME_KEYS: tuple[str, ...]
+RUNTIME_FIELDS: tuple[RuntimeField, ...]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 def parse_time(text: str) -> datetime: ...

@@ -39,8 +39,8 @@ pub use savepoint::Savepoint;
 
 // Persistence: the document's shapes, files, and the runtime fields it carries.
 pub use codec::out::write_file_with;
+pub use codec::runtime::{Absent, Carried, ForkCopy, RuntimeField, RUNTIME_FIELDS};
 pub use codec::write::{DataOut, MessageOut, Shape};
-pub use codec::RUNTIME_KEYS;
 
 // Provider formats.
 pub use formats::interop::of as interop_of;

@@ -13,6 +13,7 @@ mod part;
 mod plan;
 mod pyser;
 mod ranks;
+mod runtime;
 mod store;
 mod tail;
 
@@ -109,11 +110,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BOOKKEEPING_EVENT_TYPES",
         pyo3::types::PyFrozenSet::new(m.py(), bookkeeping)?,
     )?;
-    // The document's top-level keys for the runtime fields; the facade converts each.
-    m.add(
-        "RUNTIME_KEYS",
-        pyo3::types::PyTuple::new(m.py(), ctxfold_core::RUNTIME_KEYS)?,
-    )?;
+    // The runtime fields, by the core's table; the facade converts each carried one.
+    m.add_class::<runtime::PyRuntimeField>()?;
+    m.add("RUNTIME_FIELDS", runtime::fields(m.py())?)?;
     m.add_class::<message::PyMessage>()?;
     m.add_class::<message::PySystemPromptMessage>()?;
     m.add_class::<message::PyToolDefinitionsMessage>()?;

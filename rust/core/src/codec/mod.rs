@@ -8,6 +8,7 @@ pub mod out;
 mod read;
 pub mod refresh;
 pub mod rows;
+pub mod runtime;
 pub mod write;
 
 use crate::context::{Context, MessageHandle};
@@ -18,21 +19,8 @@ use std::path::{Path, PathBuf};
 
 pub const VERSION: i64 = 2;
 
-/// Top-level keys that belong to the runtime fields the Python layer owns.
-pub const RUNTIME_KEYS: [&str; 9] = [
-    "system_prompt",
-    "deps",
-    "usage",
-    "tool_calls",
-    "needs_response",
-    "iteration",
-    "max_iterations",
-    "started_at",
-    "agent_name",
-];
-
-/// A decoded document: the context, the runtime fields found at its top level (the caller
-/// applies their defaults), and whether it carried a version (defaults differ).
+/// A decoded document: the context, its runtime fields (every carried one, checked, absent
+/// ones as absence reads), and whether it carried a version.
 pub struct Loaded<H> {
     pub context: Context<H>,
     pub runtime: Map<String, Value>,

@@ -6,7 +6,8 @@
 //! the caller can check what it owns (the runtime fields) in between and a bad row leaves the
 //! context exactly as it was.
 
-use super::read::{check_event, located, runtime_fields, Checked, EventIn};
+use super::read::{check_event, located, Checked, EventIn};
+use super::runtime::runtime_fields;
 use super::{legacy, VERSION};
 use crate::anchors::Anchors;
 use crate::context::{Context, MessageHandle};
@@ -174,7 +175,7 @@ impl<H: MessageHandle> Context<H> {
             .map_err(|e| named(format!("state: {e}")))?;
         let bindings = legacy::string_map(&fields, "hook_bindings")
             .map_err(|e| named(format!("state: {e}")))?;
-        let runtime = runtime_fields(&fields).map_err(|e| named(format!("state: {e}")))?;
+        let runtime = runtime_fields(&fields, true).map_err(|e| named(format!("state: {e}")))?;
         let mut new_content = Vec::new();
         for (hash, text) in content {
             let hash = std::str::from_utf8(hash)
