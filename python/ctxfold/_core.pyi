@@ -42,6 +42,8 @@ __all__ = [
     "format_response",
     "format_tool_list",
     "format_plan",
+    "interop_metadata",
+    "request_header",
     "FormatPlan",
     "PlanCall",
     "PlanAnswer",
@@ -84,6 +86,15 @@ def format_tool_list(tools: Iterable[Any]) -> str:
 def format_plan(format: str, src: ContextCore | list[Message], strict: bool = False) -> FormatPlan:
     """The core's plan of the request for ``src`` in ``format`` (any of the five targets);
     ``strict``: a ``FormatError`` listing every repair instead."""
+
+def interop_metadata(format: str, kept: dict[str, _JSON]) -> dict[str, _JSON]:
+    """``{"interop": {"format": format, **kept}}``: a message's metadata as the importer of
+    ``format`` (any of the five targets) keeps what has no ctxfold field; a value of ``kept``
+    that is not JSON is refused as a message's metadata is."""
+
+def request_header(format: str, request: dict[str, _JSON]) -> dict[str, _JSON]:
+    """``{"format": format, "request": request}``: the data of the ``request_header`` event of
+    a whole request of ``format``; values that are not JSON are left out."""
 
 @final
 class RuntimeField:

@@ -43,7 +43,9 @@ pub use codec::runtime::{Absent, Carried, ForkCopy, RuntimeField, RUNTIME_FIELDS
 pub use codec::write::{DataOut, MessageOut, Shape};
 
 // Provider formats.
-pub use formats::interop::of as interop_of;
+pub use formats::interop::{
+    metadata as interop_metadata, of as interop_of, request_header, INTEROP,
+};
 pub use formats::out::{Key as PieceKey, Piece, J};
 pub use formats::plan::{OutlineStep, Target};
 pub use formats::response::response as import_response;

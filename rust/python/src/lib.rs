@@ -8,6 +8,7 @@ mod errors;
 mod export_cache;
 mod files;
 mod formats;
+mod interop;
 mod message;
 mod part;
 mod plan;
@@ -127,6 +128,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
     m.add_function(wrap_pyfunction!(plan::format_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(interop::interop_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(interop::request_header, m)?)?;
     m.add_function(wrap_pyfunction!(export_cache::export_cache_mode, m)?)?;
     m.add_function(wrap_pyfunction!(export_cache::export_cache_usage, m)?)?;
     m.add_function(wrap_pyfunction!(export_cache::export_cache_clear, m)?)?;
