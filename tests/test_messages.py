@@ -3,6 +3,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import random
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -103,3 +104,13 @@ def test_deep_values_are_refused_not_crashed(tmp_path):
     ctx = Context()
     ctx.add_message(m)
     assert Context.load(ctx.save(tmp_path)).messages == [m]
+
+
+def test_floats_print_as_pythons_where_two_shortest_forms_tie():
+    """A float exactly halfway between two shortest decimal forms (70368744177664.625 reads back
+    from both ...62 and ...63) prints with the even last digit, as Python's repr does. Floats
+    with few mantissa bits hit such ties often; a random sample of them over many exponents."""
+    rng = random.Random(7)
+    xs = [2.0**e * (1 + rng.randrange(1 << 20) / 2**20) for e in range(-30, 60) for _ in range(200)]
+    xs += [-x for x in xs[::7]]
+    assert Message.tool("c", xs).content == json.dumps(xs, separators=(",", ":"))

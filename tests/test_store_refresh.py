@@ -147,7 +147,7 @@ def test_a_corrupt_row_leaves_the_context_as_it_was(store_url):
             state = s.run("SELECT state FROM ctxfold_contexts WHERE id = %s", ctx.id)[0][0]
             s.run("UPDATE ctxfold_contexts SET state = %s WHERE id = %s",
                   state.replace('"iteration":0', '"iteration":"zero"'), ctx.id)
-            refused(f"context {ctx.id}: iteration")
+            refused(f"context {ctx.id}: state: iteration: wrong type str")
             s.run("UPDATE ctxfold_contexts SET state = %s WHERE id = %s", state, ctx.id)
             assert b.refresh(reader) == 3
             same_as_loaded(reader, b)

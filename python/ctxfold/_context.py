@@ -519,22 +519,22 @@ class Context(CompactionMixin):
         return self._core.serialize(self._runtime())
 
     @classmethod
-    def _from_loaded(cls, core: ContextCore, rt: dict[str, Any], needs_response_default: bool) -> Context:
+    def _from_loaded(cls, core: ContextCore, rt: dict[str, Any]) -> Context:
         ctx = cls(_core_ctx=core)
-        _runtime.load(ctx, rt, needs_response_default)
+        _runtime.load(ctx, rt)
         return ctx
 
     @classmethod
     def deserialize(cls, data: Mapping[str, Any]) -> Context:
         """The context a ``serialize()`` document (version 2, or 1) holds."""
         core, rt, _ = ContextCore.load_dict(data, True)
-        return cls._from_loaded(core, rt, False)
+        return cls._from_loaded(core, rt)
 
     @classmethod
     def load_from_dict(cls, data: Mapping[str, Any]) -> Context:
         """As ``deserialize``, and also the versionless layout of older files."""
-        core, rt, versioned = ContextCore.load_dict(data, False)
-        return cls._from_loaded(core, rt, not versioned)
+        core, rt, _ = ContextCore.load_dict(data, False)
+        return cls._from_loaded(core, rt)
 
     def save(self, session_dir: str | os.PathLike[str]) -> str:
         """Write ``<YYYYMMDD>-<id>.json`` into the folder atomically; return its path."""
@@ -544,9 +544,9 @@ class Context(CompactionMixin):
     def load(cls, path: str | os.PathLike[str]) -> Context:
         """Read a file ``save`` wrote (or any layout ``load_from_dict`` reads)."""
         where = os.fspath(path)
-        core, rt, versioned = ContextCore.load_file(where)
+        core, rt, _ = ContextCore.load_file(where)
         try:
-            return cls._from_loaded(core, rt, not versioned)
+            return cls._from_loaded(core, rt)
         except DecodeError as e:
             raise _core.located(e, within=where) from None
 

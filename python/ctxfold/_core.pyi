@@ -22,7 +22,8 @@ __all__ = [
     "located",
     "json_clean",
     "EVENT_TYPES",
-    "RUNTIME_KEYS",
+    "RUNTIME_FIELDS",
+    "RuntimeField",
     "BOOKKEEPING_EVENT_TYPES",
     "store_rows",
     "store_load",
@@ -42,6 +43,8 @@ __all__ = [
     "format_response",
     "format_tool_list",
     "format_plan",
+    "interop_metadata",
+    "request_header",
     "FormatPlan",
     "PlanCall",
     "PlanAnswer",
@@ -85,6 +88,25 @@ def format_tool_list(tools: Iterable[Any]) -> str:
 def format_plan(format: str, src: ContextCore | list[Message], strict: bool = False) -> FormatPlan:
     """The core's plan of the request for ``src`` in ``format`` (any of the five targets);
     ``strict``: a ``FormatError`` listing every repair instead."""
+
+def interop_metadata(format: str, kept: dict[str, _JSON]) -> dict[str, _JSON]:
+    """``{"interop": {"format": format, **kept}}``: a message's metadata as the importer of
+    ``format`` (any of the five targets) keeps what has no ctxfold field; a value of ``kept``
+    that is not JSON is refused as a message's metadata is."""
+
+def request_header(format: str, request: dict[str, _JSON]) -> dict[str, _JSON]:
+    """``{"format": format, "request": request}``: the data of the ``request_header`` event of
+    a whole request of ``format``; values that are not JSON are left out."""
+
+@final
+class RuntimeField:
+    """A runtime field of a context, as the core's table has it."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def carried(self) -> bool: ...
+    @property
+    def fork_copies(self) -> bool: ...
 
 @final
 class PlanCall:
@@ -459,7 +481,7 @@ class Event:
     def __hash__(self) -> int: ...
 
 EVENT_TYPES: tuple[str, ...]
-RUNTIME_KEYS: tuple[str, ...]
+RUNTIME_FIELDS: tuple[RuntimeField, ...]
 BOOKKEEPING_EVENT_TYPES: frozenset[str]
 
 def parse_time(text: str) -> datetime: ...

@@ -1,14 +1,13 @@
-"""The runtime fields of a Context: one table says, for each, its default, how a
-fork copies it, and — for the ones a document carries — how it is written and read back.
-
-The core names the document's top-level keys (``_core.RUNTIME_KEYS``); this table says how each
-converts, and an import-time check keeps the two in step.
+"""The runtime fields of a Context, by the core's table (``_core.RUNTIME_FIELDS``): which
+there are, which a document carries, what a document without one reads as, how a fork copies
+each. The core checks and fills in a document's fields; what is here is only what is Python's:
+converting a carried value to and from the document (a ``datetime``, a ``Usage``, values made
+JSON), keyed by the field's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from operator import attrgetter
 from typing import Any
@@ -21,111 +20,78 @@ from .errors import DecodeError
 __all__ = ["FIELDS", "PERSISTED", "copy", "dump", "load"]
 
 
-def _same(v: Any) -> Any:
-    return v
-
-
 def _iso(t: datetime) -> str:
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)
     return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def _typed(*types: type) -> Callable[[Any, str], Any]:
-    """A reader that takes a value of `types` (a bool is not an int) as it is."""
-
-    def read(v: Any, where: str) -> Any:
-        if isinstance(v, bool) and bool not in types:
-            raise _core.located(DecodeError(f"expected {types[0].__name__}, got bool"), where)
-        if not isinstance(v, types):
-            raise _core.located(DecodeError(f"wrong type {type(v).__name__}"), where)
-        return v
-
-    return read
-
-
 def _read_usage(v: Any, where: str) -> Usage:
     try:
-        return Usage.from_mapping(_typed(dict)(v, where))
+        return Usage.from_mapping(v)
     except TypeError as e:
         raise _core.located(DecodeError(str(e)), where) from None
 
 
-def _read_time(v: Any, where: str) -> datetime:
-    text = _typed(str)(v, where)
-    try:
-        return _core.parse_time(text)
-    except DecodeError as e:
-        raise _core.located(e, where) from None
+def _read_time(v: Any, where: str) -> datetime | None:
+    # The core has checked that the time parses; this makes it a datetime.
+    return None if v is None else _core.parse_time(v)
 
 
-@dataclass(frozen=True)
-class Field:
-    name: str
-    default: Callable[[], Any]
-    #: how a fork copies the parent's value
-    copy: Callable[[Any], Any] = _same
-    #: to the document (JSON); `None` for fields that are never saved (callables, flags)
-    write: Callable[[Any], Any] | None = None
-    #: from the document, checking its type; `None` in the document means the default
-    read: Callable[[Any, str], Any] | None = None
+#: To the document (JSON), by field name; a carried field not named here is written as it is.
+_TO_DOCUMENT: dict[str, Callable[[Any], Any]] = {
+    "deps": lambda v: redact_deps(v or {}),
+    "usage": lambda u: u.to_dict(),
+    "tool_calls": lambda v: json_clean(list(v)),
+    "needs_response": bool,
+    "started_at": lambda t: None if t is None else _iso(t),
+}
+#: From the document's value (checked and filled in by the core), by field name.
+_FROM_DOCUMENT: dict[str, Callable[[Any, str], Any]] = {
+    "usage": _read_usage,
+    "started_at": _read_time,
+}
 
-
-FIELDS: tuple[Field, ...] = (
-    Field("system_prompt", lambda: None, write=_same, read=_typed(str)),
-    Field("deps", dict, dict, write=lambda v: redact_deps(v or {}), read=lambda v, w: dict(_typed(dict)(v, w))),
-    Field("usage", Usage, write=lambda u: u.to_dict(), read=_read_usage),
-    Field("tool_calls", list, list, write=lambda v: json_clean(list(v)), read=lambda v, w: list(_typed(list)(v, w))),
-    Field("needs_response", lambda: True, write=bool, read=_typed(bool)),
-    Field("iteration", lambda: 0, write=_same, read=_typed(int)),
-    Field("max_iterations", lambda: 10, write=_same, read=_typed(int)),
-    Field("started_at", lambda: datetime.now(timezone.utc), write=lambda t: None if t is None else _iso(t),
-          read=_read_time),
-    Field("agent_name", lambda: None, write=_same, read=_typed(str)),
-    Field("stream", lambda: False),
-    Field("callbacks", dict, dict),
-    Field("notify", lambda: None),
-    Field("cancellation_check", lambda: None),
-    Field("approval_handler", lambda: None),
-)
-
-PERSISTED: tuple[Field, ...] = tuple(f for f in FIELDS if f.write is not None)
+FIELDS: tuple[_core.RuntimeField, ...] = _core.RUNTIME_FIELDS
+#: The fields a document carries, in its order.
+PERSISTED: tuple[_core.RuntimeField, ...] = tuple(f for f in FIELDS if f.carried)
+_unknown = (_TO_DOCUMENT.keys() | _FROM_DOCUMENT.keys()) - {f.name for f in PERSISTED}
+if _unknown:
+    raise ImportError(f"conversions for runtime fields the core's table does not carry: {sorted(_unknown)}")
 
 _NAMES = tuple(f.name for f in FIELDS)
 _READ_ALL = attrgetter(*_NAMES)
 # Runtime fields whose value lives in the core (a property of Context), not in its __dict__.
 _CORE_HELD = ("system_prompt",)
-_COPIES = tuple(None if f.copy is _same else f.copy for f in FIELDS)
+_FORK_COPIES = tuple(f.fork_copies for f in FIELDS)
+_WRITE = tuple((f.name, _TO_DOCUMENT.get(f.name)) for f in PERSISTED)
+_READ = tuple((f.name, _FROM_DOCUMENT.get(f.name)) for f in PERSISTED)
+
+
+def _own_copy(v: Any) -> Any:
+    """A fork's own shallow copy of a dict or list field: a new dict or list of the same values."""
+    return dict(v) if isinstance(v, Mapping) else list(v)
 
 
 def copy(src: Any, dst: Any) -> None:
     """Every runtime field of `src` onto `dst`, as a fork copies it (a window is made every
     turn, so this is one read of all the fields and one update, not a loop of getattr/setattr)."""
-    values = {name: v if c is None else c(v) for name, c, v in zip(_NAMES, _COPIES, _READ_ALL(src))}
+    values = {name: _own_copy(v) if own else v for name, own, v in zip(_NAMES, _FORK_COPIES, _READ_ALL(src))}
     # A field the core holds (``system_prompt``: it is shown in ``messages``) goes through its
     # property; the rest are plain attributes.
     for name in _CORE_HELD:
         setattr(dst, name, values.pop(name))
     dst.__dict__.update(values)
-assert tuple(f.name for f in PERSISTED) == tuple(_core.RUNTIME_KEYS), "runtime fields out of step with the core"
 
 
 def dump(obj: Any) -> dict[str, Any]:
-    """The persisted fields of `obj` as the document holds them."""
-    return {f.name: f.write(getattr(obj, f.name)) for f in PERSISTED if f.write is not None}
+    """The carried fields of `obj` as the document holds them."""
+    return {name: getattr(obj, name) if write is None else write(getattr(obj, name)) for name, write in _WRITE}
 
 
-def load(obj: Any, rt: dict[str, Any], needs_response_default: bool) -> None:
-    """Set `obj`'s persisted fields from a document's: a missing one takes its default (a
-    document without a version defaults ``needs_response`` differently); a wrong type is a
-    ``DecodeError``."""
-    for f in PERSISTED:
-        v = rt.get(f.name)
-        if v is None:
-            value = needs_response_default if f.name == "needs_response" else f.default()
-            if f.name == "started_at":
-                value = None  # a document without one started at no known time
-        else:
-            assert f.read is not None
-            value = f.read(v, f.name)
-        setattr(obj, f.name, value)
+def load(obj: Any, rt: dict[str, Any]) -> None:
+    """Set `obj`'s carried fields from a document's, as the core checked them and filled in
+    the absent ones (``rt`` holds every carried field)."""
+    for name, read in _READ:
+        v = rt[name]
+        setattr(obj, name, v if read is None else read(v, name))

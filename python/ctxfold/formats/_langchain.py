@@ -33,7 +33,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise ImportError("ctxfold.formats.to_langchain/from_langchain need LangChain: pip install 'ctxfold[langchain]'") from e
 
 from .. import _core
-from .._core import INTERRUPTED, Message, Part, is_json
+from .._core import INTERRUPTED, Message, Part, interop_metadata, is_json
 from ..errors import FormatError
 from ._plan import Answer, View, walk
 
@@ -91,7 +91,7 @@ def _message_in(lc: Any, where: str) -> Message:
     if not isinstance(lc, BaseMessage):
         raise FormatError(f"{where}: expected a LangChain BaseMessage, got {type(lc).__name__}")
     cls = type(lc)
-    interop: dict[str, Any] = {"format": FORMAT}
+    kept: dict[str, Any] = {}  # what has no ctxfold field, for metadata["interop"]
     kw: dict[str, Any] = {}
     if isinstance(lc, AIMessage):
         role = "assistant"
@@ -106,7 +106,7 @@ def _message_in(lc: Any, where: str) -> Message:
         artifact = lc.artifact
         if artifact is not None:
             if is_json(artifact):
-                interop["artifact"] = artifact
+                kept["artifact"] = artifact
             else:  # not sent to the model; ctxfold keeps JSON only
                 logger.warning("%s.artifact: not JSON-compatible (%s); dropped", where, type(artifact).__name__)
     elif isinstance(lc, SystemMessage):
@@ -123,12 +123,12 @@ def _message_in(lc: Any, where: str) -> Message:
                 f"{where}.role: ChatMessage role {lc.role!r} has no ctxfold role (system, developer, user, assistant, tool)"
             )
         role = mapped
-        interop["class"] = "ChatMessage"
-        interop["role"] = lc.role
+        kept["class"] = "ChatMessage"
+        kept["role"] = lc.role
     elif isinstance(lc, FunctionMessage):
         kind = "base"
         role = "tool"
-        interop["class"] = "FunctionMessage"
+        kept["class"] = "FunctionMessage"
     else:
         raise FormatError(f"{where}: unsupported message class {cls.__name__}")
 
@@ -141,9 +141,9 @@ def _message_in(lc: Any, where: str) -> Message:
     if lc.__pydantic_extra__:
         extra.update(lc.__pydantic_extra__)
     if extra:
-        interop["extra"] = extra
+        kept["extra"] = extra
     if lc.id is None:
-        interop["id"] = None
+        kept["id"] = None
     else:
         kw["id"] = lc.id
         if not isinstance(lc.id, str):
@@ -154,7 +154,7 @@ def _message_in(lc: Any, where: str) -> Message:
         content = [_block_in(b, f"{where}.content[{k}]") for k, b in enumerate(content)]
     elif not isinstance(content, str):
         raise FormatError(f"{where}.content: expected a str or a list, got {type(content).__name__}")
-    return Message(role, content, name=lc.name, metadata={"interop": interop}, **kw)
+    return Message(role, content, name=lc.name, metadata=interop_metadata(FORMAT, kept), **kw)
 
 
 def _calls_in(lc: Any, where: str) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
     ) from e
 
 from .. import _core
-from .._core import INTERRUPTED, Message, Part, is_json
+from .._core import INTERRUPTED, Message, Part, interop_metadata, is_json
 from ..errors import FormatError
 from ._plan import Answer, View, walk
 
@@ -142,57 +142,60 @@ def from_pydantic_ai(messages: Iterable[Any]) -> list[Message]:
 
 def _request_in(req: Any, where: str) -> list[Message]:
     out = []
-    head: dict[str, Any] = {"format": FORMAT, "request": _rest(req, _MAPPED[pm.ModelRequest])}
+    # What has no ctxfold field, for metadata["interop"]: the request's own fields go with its
+    # first part.
+    head: dict[str, Any] = {"request": _rest(req, _MAPPED[pm.ModelRequest])}
     parts = req.parts
     if not parts:  # a request with no parts: kept as an empty user message
         head["empty"] = True
-        return [Message("user", [], metadata={"interop": head})]
+        return [Message("user", [], metadata=interop_metadata(FORMAT, head))]
     for k, part in enumerate(parts):
-        interop = head if k == 0 else {"format": FORMAT}
-        out.append(_request_part_in(part, interop, f"{where}.parts[{k}]"))
+        out.append(_request_part_in(part, head if k == 0 else {}, f"{where}.parts[{k}]"))
     return out
 
 
-def _request_part_in(part: Any, interop: dict[str, Any], where: str) -> Message:
+def _request_part_in(part: Any, kept: dict[str, Any], where: str) -> Message:
     cls = type(part)
     mapped = _MAPPED.get(cls)
     if mapped is None:  # another request part kind: kept whole as an unknown part
-        interop["kind"] = "other"
+        kept["kind"] = "other"
         dump = _REQUEST_PART.dump_python(part, mode="json")
-        return Message("user", [{"type": "pydantic_ai", "part": dump}], metadata={"interop": interop})
+        return Message("user", [{"type": "pydantic_ai", "part": dump}], metadata=interop_metadata(FORMAT, kept))
     rest = _rest(part, mapped)
     if rest:
-        interop["part"] = rest
+        kept["part"] = rest
     ts = part.timestamp
+
+    def made(role: str, content: Any, **kw: Any) -> Message:
+        return Message(role, content, created_at=ts, metadata=interop_metadata(FORMAT, kept), **kw)
+
     if cls is pm.SystemPromptPart:
-        return Message("system", _text(part.content, f"{where}.content"), created_at=ts, metadata={"interop": interop})
+        return made("system", _text(part.content, f"{where}.content"))
     if cls is pm.UserPromptPart:
-        return Message("user", _user_content_in(part.content, f"{where}.content"), created_at=ts, metadata={"interop": interop})
+        return made("user", _user_content_in(part.content, f"{where}.content"))
     content = part.content
     if cls is _FEEDBACK:
-        interop["kind"] = "feedback"
+        kept["kind"] = "feedback"
         if not isinstance(content, str):
             content = _json_text(content, f"{where}.content")
-            interop["json"] = True
-        return Message("user", content, created_at=ts, metadata={"interop": interop})
+            kept["json"] = True
+        return made("user", content)
     if cls is pm.RetryPromptPart:
-        interop["kind"] = "retry"
+        kept["kind"] = "retry"
     if isinstance(content, str):
         pass
     elif cls is pm.ToolReturnPart and _multimodal(content):  # images in a tool result: media parts
-        interop["media"] = "list" if isinstance(content, (list, tuple)) else "one"
+        kept["media"] = "list" if isinstance(content, (list, tuple)) else "one"
         content = _user_content_in(content if isinstance(content, (list, tuple)) else [content], f"{where}.content")
     else:
         content = _json_text(content, f"{where}.content")
-        interop["json"] = True
+        kept["json"] = True
     if cls is pm.RetryPromptPart and part.tool_name is None:  # a retry of the output: the model reads it as a user prompt
-        interop["call_id"] = part.tool_call_id
-        return Message("user", content, created_at=ts, metadata={"interop": interop})
+        kept["call_id"] = part.tool_call_id
+        return made("user", content)
     if not isinstance(part.tool_call_id, str):
         raise FormatError(f"{where}.tool_call_id: must be a string")
-    return Message(
-        "tool", content, tool_call_id=part.tool_call_id, name=part.tool_name, created_at=ts, metadata={"interop": interop}
-    )
+    return made("tool", content, tool_call_id=part.tool_call_id, name=part.tool_name)
 
 
 def _multimodal(content: Any) -> bool:
@@ -261,7 +264,7 @@ def _media_type(mt: str) -> str:
 
 
 def _response_in(resp: Any, where: str) -> Message:
-    interop: dict[str, Any] = {"format": FORMAT, "response": _rest(resp, _MAPPED[pm.ModelResponse])}
+    kept = {"response": _rest(resp, _MAPPED[pm.ModelResponse])}  # for metadata["interop"]
     parts: list[dict[str, Any]] = []
     for k, part in enumerate(resp.parts):
         cls = type(part)
@@ -291,7 +294,7 @@ def _response_in(resp: Any, where: str) -> Message:
         if cls is pm.ThinkingPart:
             p["provider"] = FORMAT
         parts.append(p)
-    return Message("assistant", parts, created_at=resp.timestamp, metadata={"interop": interop})
+    return Message("assistant", parts, created_at=resp.timestamp, metadata=interop_metadata(FORMAT, kept))
 
 
 # ---- export: ctxfold → Pydantic AI -------------------------------------------------------------

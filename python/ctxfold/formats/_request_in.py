@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._context import Context
-from .._core import ToolDefinitionsMessage
+from .._core import ToolDefinitionsMessage, request_header
 from ..errors import FormatError
 
 __all__ = ["REQUEST_EVENT", "looks_like_request", "to_context"]
@@ -70,7 +70,7 @@ def to_context(request: Any, format: str) -> Context:
         ctx.append(ToolDefinitionsMessage.create(), "tools")
         ctx.materialize({"tool_list": listed})
     if header:
-        ctx.log_event(REQUEST_EVENT, {"format": format, "request": header})
+        ctx.log_event(REQUEST_EVENT, request_header(format, header))
     return ctx
 
 

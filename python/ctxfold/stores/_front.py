@@ -102,9 +102,9 @@ def loaded(store: str, context_id: str, r: Read | None) -> Context:
     if r is None:
         raise KeyError(context_id)
     head = count_column(context_id, "next_seq", r.head)
-    core, rt, versioned = _core.store_load(context_id, head, r.state, r.content, r.events)
+    core, rt, _ = _core.store_load(context_id, head, r.state, r.content, r.events)
     try:
-        ctx = Context._from_loaded(core, rt, not versioned)
+        ctx = Context._from_loaded(core, rt)
     except DecodeError as e:
         raise _core.located(e, within=f"context {context_id}") from None
     ctx.stored_seq = head
@@ -162,7 +162,7 @@ def _fields_of(context_id: str, runtime: dict[str, Any]) -> SimpleNamespace:
     """The runtime fields of a stored state, read and checked as a load reads them."""
     fields = SimpleNamespace()
     try:
-        _runtime.load(fields, runtime, False)
+        _runtime.load(fields, runtime)
     except DecodeError as e:
         raise _core.located(e, within=f"context {context_id}") from None
     return fields

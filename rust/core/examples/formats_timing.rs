@@ -1,8 +1,8 @@
 //! How long the exporters take in the core alone (plan + tree, then JSON text), on a
 //! transcript shaped like the demo's: `cargo run --release --example formats_timing -- 100000`.
 
-use ctxfold_core::formats::{self, ExportOptions, Format};
 use ctxfold_core::{Content, Message, Role};
+use ctxfold_core::{ExportOptions, Format};
 use serde_json::json;
 use std::time::Instant;
 
@@ -43,7 +43,7 @@ fn main() {
         Format::OpenAiResponses,
     ] {
         let t = Instant::now();
-        let j = formats::export(f, &refs, ExportOptions::default()).unwrap();
+        let j = ctxfold_core::export(f, &refs, ExportOptions::default()).unwrap();
         let built = t.elapsed();
         let s = serde_json::to_string(&j).unwrap();
         println!(

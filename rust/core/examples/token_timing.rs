@@ -21,17 +21,13 @@ fn main() {
         let t = Instant::now();
         let n: usize = texts
             .par_iter()
-            .map(|s| {
-                ctxfold_core::tokens::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap()
-            })
+            .map(|s| ctxfold_core::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap())
             .sum();
         println!("count_text par  {:?} ({n} tokens)", t.elapsed());
         let t = Instant::now();
         let n: usize = texts
             .iter()
-            .map(|s| {
-                ctxfold_core::tokens::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap()
-            })
+            .map(|s| ctxfold_core::count_text(s, ctxfold_core::Encoding::Cl100kBase).unwrap())
             .sum();
         println!("count_text seq  {:?} ({n} tokens)", t.elapsed());
     }

@@ -134,12 +134,11 @@ impl<H: MessageHandle> Context<H> {
         let mut rebound = std::collections::HashSet::new();
         for (name, text) in outputs {
             let hash = sha256_hex(text);
-            self.content_map.insert(hash.clone(), text.clone());
+            self.keep_content(hash.clone(), text.clone());
             let hook = hook_id(name);
-            if self.bindings.get(&hook) != Some(&hash) {
-                rebound.insert(hook.clone());
+            if self.bind(hook.clone(), hash.clone()) {
+                rebound.insert(hook);
             }
-            self.bindings.insert(hook, hash.clone());
             bound.insert(name.clone(), Value::String(hash));
         }
         let mut data = Map::new();
@@ -147,21 +146,8 @@ impl<H: MessageHandle> Context<H> {
         let seq = self.push_materialize(data)?.seq;
         // Only messages carrying a hook bound to another text resolve anew; the others keep
         // their resolved objects, so a caller still holds what `messages` shows.
-        let events = &self.events;
-        self.resolved
-            .retain(|&s, _| match &events[s as usize].message {
-                Some(h) => !h.message().hook_ids.iter().any(|k| rebound.contains(k)),
-                None => false,
-            });
-        self.shown_head = None;
-        self.transcript.forget_sums();
+        self.forget_rebound(&rebound);
         Ok(Some(seq))
-    }
-
-    pub(crate) fn forget_derived(&mut self) {
-        self.resolved.clear();
-        self.shown_head = None;
-        self.transcript.forget_sums();
     }
 
     fn bound_text<'a>(
@@ -171,13 +157,13 @@ impl<H: MessageHandle> Context<H> {
     ) -> Option<&'a str> {
         bindings
             .get(hook)
-            .and_then(|h| self.content_map.get(h))
+            .and_then(|h| self.content_map().get(h))
             .map(String::as_str)
     }
 
     /// `None` when nothing bound changes the message.
     pub(crate) fn resolve(&self, m: &Message) -> Option<Message> {
-        self.resolve_with(&self.bindings, m)
+        self.resolve_with(self.bindings(), m)
     }
 
     /// The message resolved with `bindings` (hook id → content hash); `None` when nothing

@@ -3,23 +3,8 @@
 
 use crate::context::{Context, MessageHandle, Seed};
 use crate::message::{part_type, Content};
-use crate::time;
 
 impl<H: MessageHandle> Context<H> {
-    /// A child made of `messages` (in order) with `anchors` already laid out for them.
-    fn child_of(&mut self, seeds: Vec<Seed<H>>, anchors: crate::anchors::Anchors) -> Context<H> {
-        let mut child = Context::new(crate::message::new_id(), time::now());
-        child.seed_in_order(seeds);
-        child.anchors = anchors;
-        child.content_map = self.content_map.clone();
-        child.bindings = self.bindings.clone();
-        child.overlay = self.overlay.clone();
-        child.system_prompt = self.system_prompt.clone();
-        child.origin_context_id = Some(self.id.clone());
-        self.children.push(child.id.clone());
-        child
-    }
-
     /// Fork keeping the non-special positions `kept` (sorted), always carrying the special
     /// messages, or the given replacements for them.
     pub fn fork(&mut self, kept: &[usize], sp: Option<H>, td: Option<H>) -> Context<H> {
@@ -37,7 +22,7 @@ impl<H: MessageHandle> Context<H> {
         let first = sel.first().copied().unwrap_or(0);
         let mut wanted = sel.iter().peekable();
         let mut seeds: Vec<Seed<H>> = Vec::with_capacity(sel.len());
-        for (p, seq) in (first..).zip(self.transcript.iter_from(first)) {
+        for (p, seq) in (first..).zip(self.transcript().iter_from(first)) {
             if wanted.peek().is_none() {
                 break;
             }
@@ -51,8 +36,8 @@ impl<H: MessageHandle> Context<H> {
                 _ => self.seed_of(seq),
             });
         }
-        let anchors = self.anchors.project(&sel);
-        let mut child = self.child_of(seeds, anchors);
+        let anchors = self.anchors().project(&sel);
+        let mut child = self.child(seeds, anchors);
         // A replacement for a special the parent does not have goes at the end of its partition.
         if let (Some(s), None) = (sp, sp_pos) {
             child.append_or_front(s, "system_prompt");
@@ -85,7 +70,7 @@ impl<H: MessageHandle> Context<H> {
         };
         let (lo, hi) = (clamp(start, 0) as u32, clamp(end, m) as u32);
         let kept: Vec<usize> = self
-            .transcript
+            .transcript()
             .iter()
             .enumerate()
             .filter(|(_, s)| (lo..hi).contains(s))
@@ -98,7 +83,7 @@ impl<H: MessageHandle> Context<H> {
     pub fn strip_thinking(&mut self) -> Context<H> {
         let mut kept = Vec::new();
         let mut seeds = Vec::new();
-        for (p, seq) in self.transcript.iter().enumerate() {
+        for (p, seq) in self.transcript().iter().enumerate() {
             let h = self.handle(seq);
             let m = h.message();
             let derived = match &m.content {
@@ -120,7 +105,7 @@ impl<H: MessageHandle> Context<H> {
             kept.push(p);
             seeds.push(derived);
         }
-        let anchors = self.anchors.project(&kept);
-        self.child_of(seeds, anchors)
+        let anchors = self.anchors().project(&kept);
+        self.child(seeds, anchors)
     }
 }

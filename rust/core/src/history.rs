@@ -26,11 +26,11 @@ impl<H: MessageHandle> Context<H> {
     /// context loaded from a layout without events, need not come from events).
     pub(crate) fn bindings_at(&self, seq: u64) -> IndexMap<String, String> {
         if seq == self.next_seq() {
-            return self.bindings.clone();
+            return self.bindings().clone();
         }
         let mut bound = IndexMap::new();
-        let before = self.materialized.partition_point(|&s| u64::from(s) < seq);
-        for &s in &self.materialized[..before] {
+        let before = self.materialized().partition_point(|&s| u64::from(s) < seq);
+        for &s in &self.materialized()[..before] {
             for (hook, hash) in materialized_bindings(self, s) {
                 bound.insert(hook, hash);
             }
@@ -43,11 +43,11 @@ impl<H: MessageHandle> Context<H> {
     pub fn messages_at(&mut self, seq: i64) -> Result<Vec<H>> {
         let n = self.check_seq(seq)?;
         let bindings = self.bindings_at(n as u64);
-        let fold = if n == self.events.len() {
+        let fold = if n == self.events().len() {
             None
         } else {
             let mut t = Transcript::default();
-            for e in &self.events[..n] {
+            for e in &self.events()[..n] {
                 match e.op {
                     Some(Op::Insert(p)) => t.insert(p, e.seq as u32),
                     Some(Op::Replace(a, b)) => t.replace(a, b, e.seq as u32),
@@ -57,12 +57,12 @@ impl<H: MessageHandle> Context<H> {
             }
             Some(t)
         };
-        let seqs: Vec<u32> = fold.as_ref().unwrap_or(&self.transcript).iter().collect();
+        let seqs: Vec<u32> = fold.as_ref().unwrap_or(self.transcript()).iter().collect();
         Ok(seqs
             .into_iter()
             .map(|s| {
                 let h = self.handle(s);
-                if !self.hooked.contains(s) {
+                if !self.hooked().contains(s) {
                     return h.clone();
                 }
                 // Resolved as now (its hooks bound to the same texts): the very object
@@ -70,7 +70,7 @@ impl<H: MessageHandle> Context<H> {
                 if h.message()
                     .hook_ids
                     .iter()
-                    .all(|k| bindings.get(k) == self.bindings.get(k))
+                    .all(|k| bindings.get(k) == self.bindings().get(k))
                 {
                     return self.resolved(s);
                 }
@@ -88,7 +88,7 @@ impl<H: MessageHandle> Context<H> {
         let n = self.check_seq(seq)?;
         let mut untouched = usize::MAX;
         let mut growth = 0isize;
-        for e in &self.events[n..] {
+        for e in &self.events()[n..] {
             if let Some(op) = e.op {
                 untouched = untouched.min(op.first());
                 growth += op.growth();
@@ -98,13 +98,13 @@ impl<H: MessageHandle> Context<H> {
         untouched = untouched.min(len_then);
         // Positions before `untouched` hold the same messages at every time since `seq`,
         // now included; a rebinding changes the first of them that carries its hook.
-        let since = self.materialized.partition_point(|&s| (s as usize) < n);
-        if since == self.materialized.len() || !self.hooked.any() {
+        let since = self.materialized().partition_point(|&s| (s as usize) < n);
+        if since == self.materialized().len() || !self.hooked().any() {
             return Ok(untouched);
         }
         let mut bound = self.bindings_at(n as u64);
         let mut rebound = HashSet::new();
-        for &s in &self.materialized[since..] {
+        for &s in &self.materialized()[since..] {
             for (hook, hash) in materialized_bindings(self, s) {
                 if bound.get(&hook) != Some(&hash) {
                     rebound.insert(hook.clone());
@@ -115,8 +115,8 @@ impl<H: MessageHandle> Context<H> {
         if rebound.is_empty() {
             return Ok(untouched);
         }
-        for (p, s) in self.transcript.iter().take(untouched).enumerate() {
-            if self.hooked.contains(s)
+        for (p, s) in self.transcript().iter().take(untouched).enumerate() {
+            if self.hooked().contains(s)
                 && self
                     .handle(s)
                     .message()
@@ -136,7 +136,7 @@ fn materialized_bindings<H: MessageHandle>(
     ctx: &Context<H>,
     seq: u32,
 ) -> impl Iterator<Item = (String, String)> + '_ {
-    ctx.events[seq as usize]
+    ctx.events()[seq as usize]
         .data
         .get("bindings")
         .and_then(Value::as_object)

@@ -65,6 +65,7 @@ pub fn python_float_repr(x: f64) -> String {
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = nearest_even(x.abs(), digits, exp);
     let point = exp + 1; // digits are 0.d1d2… × 10^point
     let body = if !(-4 < point && point <= 16) {
         let frac = if digits.len() > 1 {
@@ -86,6 +87,39 @@ pub fn python_float_repr(x: f64) -> String {
         format!("-{body}")
     } else {
         body
+    }
+}
+
+/// The shortest digits of `x` as Python picks them where two candidates of that length both
+/// read back as `x` and lie exactly as far from it (its exact value ends in a 5 just past
+/// them): the one whose last digit is even, as Python's correctly rounded `repr` does. Rust's
+/// shortest formatting may give the other (`70368744177664.625` → `…64.63`, Python `…64.62`).
+fn nearest_even(x: f64, digits: String, exp: i32) -> String {
+    let n = digits.len();
+    let last = digits.as_bytes()[n - 1] - b'0';
+    let reads_back = |d: &str| format!("0.{d}e{}", exp + 1).parse::<f64>() == Ok(x);
+    let neighbour = |to: u8| format!("{}{}", &digits[..n - 1], to);
+    let other = [last.checked_sub(1), (last < 9).then_some(last + 1)]
+        .into_iter()
+        .flatten()
+        .map(neighbour)
+        .find(|d| reads_back(d));
+    let Some(other) = other else {
+        return digits; // the only candidate of its length
+    };
+    // An f64's exact decimal expansion has at most 767 significant digits.
+    let exact = format!("{:.800e}", x);
+    let (exact_digits, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
+    let exact_digits: String = exact_digits.chars().filter(char::is_ascii_digit).collect();
+    let low = digits.as_str().min(other.as_str());
+    let tie = exact_exp.parse::<i32>() == Ok(exp)
+        && exact_digits.starts_with(low)
+        && exact_digits[n..].starts_with('5')
+        && exact_digits[n + 1..].bytes().all(|b| b == b'0');
+    if tie && (other.as_bytes()[n - 1] - b'0') % 2 == 0 {
+        other
+    } else {
+        digits
     }
 }
 
@@ -117,6 +151,9 @@ mod tests {
             (12.5, "12.5"),
             (0.001234, "0.001234"),
             (9999999999999998.0, "9999999999999998.0"),
+            // exactly halfway between two shortest candidates: Python takes the even digit
+            (70368744177664.62, "70368744177664.62"),
+            (-70368744177664.62, "-70368744177664.62"),
         ];
         for (v, want) in cases {
             assert_eq!(python_float_repr(v), want, "{v:e}");

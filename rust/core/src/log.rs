@@ -1,13 +1,14 @@
-//! The log: every event enters a context here, through `apply`, whether a live mutation
-//! writes it or a file replays it. `apply` checks the event's op against the transcript, folds
-//! it in, and appends the event; the mutating methods add the anchor rules around it.
+//! The log's mutations: each event enters the context through `Context::apply` (in the
+//! context module, which alone holds the state), whether a live mutation writes it or a file
+//! replays it. `apply` checks the event's op against the transcript, folds it in, and appends
+//! the event; the mutating methods here add the anchor rules around it.
 
 use crate::context::{Context, MessageHandle, Seed};
 use crate::error::{Error, ErrorKind, Result};
-use crate::event::{Event, EventData, EventType, Op};
+use crate::event::{Event, EventType, Op};
 use crate::message::INTERRUPTED;
 use crate::message::{Content, Message, Role};
-use crate::time::{self, Micros};
+use crate::time;
 use serde_json::{Map, Value};
 
 /// Why an op does not fit the transcript, in the words both a caller and a decoder use.
@@ -27,51 +28,6 @@ pub(crate) fn misfit(op: Op, len: usize) -> Option<String> {
 }
 
 impl<H: MessageHandle> Context<H> {
-    /// The one way an event enters the log. `op` must fit the transcript (`OutOfRange`
-    /// otherwise, and nothing changes); a surface event's `message` goes where `op` says.
-    pub(crate) fn apply(
-        &mut self,
-        kind: EventType,
-        time: Micros,
-        data: Map<String, Value>,
-        op: Option<Op>,
-        message: Option<H>,
-    ) -> Result<&Event<H>> {
-        let seq = self.events.len() as u32;
-        if let Some(op) = op {
-            if let Some(why) = misfit(op, self.len()) {
-                return Err(Error::out_of_range(why));
-            }
-            match op {
-                Op::Insert(p) => self.transcript.insert(p, seq),
-                Op::Replace(a, b) => self.transcript.replace(a, b, seq),
-                Op::Remove(a, b) => self.transcript.remove(a, b),
-            }
-            // The overlaid head is derived from position 0: anything there makes it stale.
-            if op.first() == 0 || matches!(op, Op::Replace(..)) {
-                self.shown_head = None;
-            }
-        }
-        if message
-            .as_ref()
-            .is_some_and(|h| !h.message().hook_ids.is_empty())
-        {
-            self.hooked.mark(seq);
-        }
-        if kind == EventType::Materialize {
-            self.materialized.push(seq);
-        }
-        self.events.push(Event {
-            seq: seq as u64,
-            kind,
-            time,
-            data: EventData::new(data),
-            op,
-            message,
-        });
-        Ok(self.events.last().expect("just pushed"))
-    }
-
     fn place(&mut self, op: Op, h: H, source: Option<String>) -> Result<&Event<H>> {
         let m = h.message();
         let (kind, time) = (EventType::for_role(m.role), m.created_at);
@@ -82,38 +38,14 @@ impl<H: MessageHandle> Context<H> {
         self.apply(kind, time, data, Some(op), Some(h))
     }
 
-    /// Fill an empty context with `seeds` in order, one insert event each, in one pass
-    /// (forks, windows, the versionless layout). Anchors are the caller's to set.
-    pub(crate) fn seed_in_order(&mut self, seeds: Vec<Seed<H>>) {
-        debug_assert!(self.events.is_empty());
-        let n = seeds.len();
-        self.events.reserve(n);
-        for (i, s) in seeds.into_iter().enumerate() {
-            let seq = i as u32;
-            if s.hooked {
-                self.hooked.mark(seq);
-            }
-            self.events.push(Event {
-                seq: seq as u64,
-                kind: s.kind,
-                time: s.time,
-                data: EventData::default(),
-                op: Some(Op::Insert(i)),
-                message: Some(s.handle),
-            });
-        }
-        let seqs: Vec<u32> = (0..n as u32).collect();
-        self.transcript = crate::fold::Transcript::from_seqs(&seqs);
-    }
-
     /// What a child's insert event needs of the message at fold seq `seq`, read from this
     /// log's event rather than from the message (which would cost a pointer chase each).
     pub(crate) fn seed_of(&self, seq: u32) -> Seed<H> {
-        let e = &self.events[seq as usize];
+        let e = &self.events()[seq as usize];
         Seed {
             kind: e.kind,
             time: e.time,
-            hooked: self.hooked.contains(seq),
+            hooked: self.hooked().contains(seq),
             handle: self.handle(seq).clone(),
         }
     }
@@ -140,14 +72,14 @@ impl<H: MessageHandle> Context<H> {
     pub fn add_anchor(&mut self, name: &str, index: i64, after_existing: bool) -> Result<()> {
         let len = self.len();
         let index = usize::try_from(index).unwrap_or(usize::MAX);
-        self.anchors.add(name, index, len, after_existing)
+        self.anchors_mut().add(name, index, len, after_existing)
     }
 
     /// Insert at an anchor's index, then move that anchor and every later one up by 1.
     pub fn append(&mut self, h: H, anchor: &str, source: Option<String>) -> Result<&Event<H>> {
-        let k = self.anchors.position(anchor)?;
-        let at = self.anchors.index_at(k);
-        self.anchors.shift_from(k);
+        let k = self.anchors().position(anchor)?;
+        let at = self.anchors().index_at(k);
+        self.anchors_mut().shift_from(k);
         self.place(Op::Insert(at), h, source)
     }
 
@@ -156,7 +88,7 @@ impl<H: MessageHandle> Context<H> {
         if let Some(why) = misfit(Op::Insert(p), self.len()) {
             return Err(Error::out_of_range(why));
         }
-        self.anchors.shift_at_or_after(p);
+        self.anchors_mut().shift_at_or_after(p);
         self.place(Op::Insert(p), h, None)
     }
 
@@ -189,7 +121,7 @@ impl<H: MessageHandle> Context<H> {
             m.created_at = inherited;
             H::wrap(m)
         };
-        self.anchors.collapse(first, last);
+        self.anchors_mut().collapse(first, last);
         let kind = EventType::for_role(h.message().role);
         let time = h.message().created_at;
         self.apply(kind, time, data, Some(Op::Replace(first, last)), Some(h))
@@ -214,7 +146,7 @@ impl<H: MessageHandle> Context<H> {
         if let Some(why) = misfit(Op::Remove(first, last), self.len()) {
             return Err(Error::out_of_range(why));
         }
-        self.anchors.remove(first, last);
+        self.anchors_mut().remove(first, last);
         let op = Some(Op::Remove(first, last));
         self.apply(EventType::Remove, time::now(), data, op, None)
     }

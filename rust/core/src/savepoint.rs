@@ -8,42 +8,27 @@
 //! fold (a removal does not say which messages it removed), the anchors, the bindings, and
 //! the lengths of what only grows. That copy is a memcpy of one `u32` per transcript message.
 
-use crate::anchors::Anchors;
-use crate::context::{Context, HookedSeqs, MessageHandle};
+use crate::context::{Context, LogMark, MessageHandle};
 use crate::error::{Error, Result};
-use crate::fold::Transcript;
-use indexmap::IndexMap;
 
 /// A context's state at one `next_seq`, to rewind to.
 #[derive(Debug, Clone)]
 pub struct Savepoint {
     id: String,
-    seq: u64,
-    transcript: Transcript,
-    anchors: Anchors,
-    bindings: IndexMap<String, String>,
-    content_len: usize,
-    hooked: HookedSeqs,
-    materialized: usize,
+    mark: LogMark,
 }
 
 impl Savepoint {
     pub fn seq(&self) -> u64 {
-        self.seq
+        self.mark.seq()
     }
 }
 
 impl<H: MessageHandle> Context<H> {
     pub fn savepoint(&self) -> Savepoint {
         Savepoint {
-            id: self.id.clone(),
-            seq: self.next_seq(),
-            transcript: self.transcript.clone(),
-            anchors: self.anchors.clone(),
-            bindings: self.bindings.clone(),
-            content_len: self.content_map.len(),
-            hooked: self.hooked.clone(),
-            materialized: self.materialized.len(),
+            id: self.id().to_string(),
+            mark: self.mark(),
         }
     }
 
@@ -51,21 +36,14 @@ impl<H: MessageHandle> Context<H> {
     /// content map as they were then. A savepoint of another context, or from past this log's
     /// end, is a bad argument and nothing changes.
     pub fn rewind(&mut self, sp: &Savepoint) -> Result<()> {
-        if sp.id != self.id || sp.seq > self.next_seq() || sp.materialized > self.materialized.len()
-        {
+        if sp.id != self.id() || !self.reaches(&sp.mark) {
             return Err(Error::bad_argument(format!(
                 "not a savepoint of this context's log (context {}, seq {})",
-                sp.id, sp.seq
+                sp.id,
+                sp.seq()
             )));
         }
-        self.events.truncate(sp.seq as usize);
-        self.transcript = sp.transcript.clone();
-        self.anchors = sp.anchors.clone();
-        self.bindings = sp.bindings.clone();
-        self.content_map.truncate(sp.content_len);
-        self.hooked = sp.hooked.clone();
-        self.materialized.truncate(sp.materialized);
-        self.forget_derived();
+        self.rewind_to(&sp.mark);
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! Compaction at the level of the core: where a plan's range starts and ends, call groups kept
 //! whole, pins, the compare-and-swap, the record, and the cheaper tier.
 
-use ctxfold_core::compaction::{ClearOptions, Plan, PlanOptions, Summary};
+use ctxfold_core::{ClearOptions, Plan, PlanOptions, Summary};
 use ctxfold_core::{Content, Context, Encoding, ErrorKind, EventType, Kind, Message, Role};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -102,18 +102,18 @@ fn the_range_runs_from_after_the_head_to_the_kept_suffix() {
     let p = plan(&mut ctx, &opts(total / 2)).unwrap();
     assert_eq!(p.first(), 1, "the system prompt stays");
     let kept: u64 = (p.last() + 1..ctx.len())
-        .map(|i| ctxfold_core::tokens::message_tokens(ctx.raw_at(i).unwrap(), CL).unwrap())
+        .map(|i| ctxfold_core::message_tokens(ctx.raw_at(i).unwrap(), CL).unwrap())
         .sum();
     assert!(kept <= total / 4, "the suffix fits keep_tokens");
     // The longest such suffix: one more message would not fit.
-    let one_more = ctxfold_core::tokens::message_tokens(ctx.raw_at(p.last()).unwrap(), CL).unwrap();
+    let one_more = ctxfold_core::message_tokens(ctx.raw_at(p.last()).unwrap(), CL).unwrap();
     assert!(kept + one_more > total / 4);
     assert_eq!(p.messages.len(), p.last());
     assert_eq!(p.based_on, ctx.next_seq());
     let before: u64 = p
         .messages
         .iter()
-        .map(|h| ctxfold_core::tokens::message_tokens(h, CL).unwrap())
+        .map(|h| ctxfold_core::message_tokens(h, CL).unwrap())
         .sum();
     assert_eq!(p.tokens_before, before);
 }
@@ -369,7 +369,7 @@ fn the_record_is_in_the_event_and_on_the_summary() {
     assert_eq!(seqs.len(), 1);
     let e = &ctx.events()[seqs[0] as usize];
     let r = e.data.get("compaction").unwrap();
-    let tokens_after = ctxfold_core::tokens::message_tokens(ctx.raw_at(1).unwrap(), CL).unwrap();
+    let tokens_after = ctxfold_core::message_tokens(ctx.raw_at(1).unwrap(), CL).unwrap();
     assert_eq!(
         r,
         &json!({"based_on": p.based_on, "first": 1, "last": p.last(),

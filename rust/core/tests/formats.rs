@@ -1,7 +1,7 @@
 //! The provider formats over core messages: round trips, repairs, ids, strict, errors.
 
-use ctxfold_core::formats::{self, ExportOptions, Format};
 use ctxfold_core::{Content, Error, ErrorKind, LocItem, Message, Role};
+use ctxfold_core::{ExportOptions, Format};
 use serde_json::{json, Value};
 
 fn export(f: Format, ms: &[Message], strict: bool) -> Result<Value, Error> {
@@ -11,7 +11,7 @@ fn export(f: Format, ms: &[Message], strict: bool) -> Result<Value, Error> {
         instructions: false,
         ..ExportOptions::default()
     };
-    formats::export(f, &refs, opts).map(|j| serde_json::to_value(&j).unwrap())
+    ctxfold_core::export(f, &refs, opts).map(|j| serde_json::to_value(&j).unwrap())
 }
 
 #[test]
@@ -25,7 +25,7 @@ fn chat_round_trip_keeps_bytes_and_order() {
         {"tool_call_id": "c1", "role": "tool", "content": "ok", "name": "f"},
         {"role": "assistant", "content": "done", "weird": [1]}
     ]);
-    let ms = formats::import(Format::OpenAiChat, &p, None).unwrap();
+    let ms = ctxfold_core::import(Format::OpenAiChat, &p, None).unwrap();
     assert_eq!(ms[2].tool_calls[0]["arguments"], json!("{\"a\": 1 }"));
     assert!(matches!(ms[1].content, Content::Parts(ref x) if x[1]["type"] == "image"));
     let out = export(Format::OpenAiChat, &ms, true).unwrap();
@@ -91,7 +91,7 @@ fn responses_items_round_trip_one_message_each() {
         {"type": "mcp_call", "id": "m", "server_label": "s"},
         {"content": "hi", "role": "user"}
     ]);
-    let ms = formats::import(Format::OpenAiResponses, &p, None).unwrap();
+    let ms = ctxfold_core::import(Format::OpenAiResponses, &p, None).unwrap();
     assert_eq!(ms.len(), 5);
     let out = export(Format::OpenAiResponses, &ms, true).unwrap();
     assert_eq!(
@@ -106,7 +106,7 @@ fn responses_items_round_trip_one_message_each() {
 #[test]
 fn malformed_input_is_a_located_format_error() {
     let p = json!([{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"arguments": "{}"}}]}]);
-    let e = formats::import(Format::OpenAiChat, &p, None).unwrap_err();
+    let e = ctxfold_core::import(Format::OpenAiChat, &p, None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unconvertible);
     assert_eq!(
         e.to_string(),
@@ -124,7 +124,7 @@ fn malformed_input_is_a_located_format_error() {
         ]
     );
     assert_eq!(e.message(), "missing \"name\"");
-    let e = formats::import(Format::Anthropic, &json!([{"role": "user"}]), None).unwrap_err();
+    let e = ctxfold_core::import(Format::Anthropic, &json!([{"role": "user"}]), None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unconvertible);
     assert_eq!(e.to_string(), "messages[0]: missing \"content\"");
 }
@@ -258,7 +258,7 @@ fn every_call_meets_the_first_free_answer_after_its_turn() {
             }
             met.sort();
             want.extend(met.into_iter().map(|(_, t)| t));
-            want.extend((0..interrupted).map(|_| ctxfold_core::message::INTERRUPTED.to_string()));
+            want.extend((0..interrupted).map(|_| ctxfold_core::INTERRUPTED.to_string()));
             i = j;
         }
         let out = export(Format::OpenAiChat, &ms, false).unwrap();

@@ -1,8 +1,8 @@
 //! The Responses export with `pair: false`: each message as its item(s), in order, nothing
 //! added, dropped, moved or renamed — what an item store must give back.
 
-use ctxfold_core::formats::{self, ExportOptions, Format};
 use ctxfold_core::{Content, Error, ErrorKind, Message, Role};
+use ctxfold_core::{ExportOptions, Format};
 use serde_json::{json, Value};
 
 fn unpaired(ms: &[Message], strict: bool) -> Result<Value, Error> {
@@ -12,7 +12,8 @@ fn unpaired(ms: &[Message], strict: bool) -> Result<Value, Error> {
         pair: false,
         ..ExportOptions::default()
     };
-    formats::export(Format::OpenAiResponses, &refs, opts).map(|j| serde_json::to_value(&j).unwrap())
+    ctxfold_core::export(Format::OpenAiResponses, &refs, opts)
+        .map(|j| serde_json::to_value(&j).unwrap())
 }
 
 fn same_bytes(a: &Value, b: &Value) {
@@ -37,7 +38,7 @@ fn lone_calls_and_outputs_come_back_as_they_were() {
         {"type": "function_call_output", "call_id": "early", "output": "again"},
         {"type": "function_call", "call_id": long, "name": "h", "arguments": "{}"}
     ]);
-    let ms = formats::import(Format::OpenAiResponses, &p, None).unwrap();
+    let ms = ctxfold_core::import(Format::OpenAiResponses, &p, None).unwrap();
     assert_eq!(ms.len(), 7);
     let out = unpaired(&ms, true).unwrap();
     same_bytes(&out["input"], &p);
@@ -57,7 +58,7 @@ fn lone_calls_and_outputs_come_back_as_they_were() {
         strict: true,
         ..ExportOptions::default()
     };
-    assert!(formats::export(Format::OpenAiResponses, &refs, strict).is_err());
+    assert!(ctxfold_core::export(Format::OpenAiResponses, &refs, strict).is_err());
 }
 
 #[test]
@@ -107,7 +108,7 @@ fn only_responses_has_an_unpaired_export() {
         ..ExportOptions::default()
     };
     for f in [Format::OpenAiChat, Format::Anthropic] {
-        let e = formats::export(f, &refs, opts).unwrap_err();
+        let e = ctxfold_core::export(f, &refs, opts).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::BadArgument);
     }
 }

@@ -1,9 +1,7 @@
 //! An image costs a flat 85 tokens whatever shape it arrived in: ctxfold's `image` part
 //! (Anthropic's block has the same type), Chat's `image_url` and Responses' `input_image`.
 
-use ctxfold_core::message::Fields;
-use ctxfold_core::tokens::{counted_text, message_tokens};
-use ctxfold_core::{Content, Encoding, Kind, Message, Role};
+use ctxfold_core::{counted_text, message_tokens, Content, Encoding, Fields, Kind, Message, Role};
 use serde_json::{json, Value};
 
 fn user(parts: Vec<Value>) -> Message {

@@ -1,7 +1,7 @@
 //! Messages are built and validated in the core: every constructor of the binding goes through
 //! `Message::build` / `Message::with`, so these rules hold whatever door a message comes in by.
 
-use ctxfold_core::message::{new_part, part_from_map, Fields};
+use ctxfold_core::{new_part, part_from_map, Fields};
 use ctxfold_core::{Content, ErrorKind, Kind, Message, Role};
 use serde_json::{json, Map, Value};
 

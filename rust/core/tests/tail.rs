@@ -13,7 +13,7 @@ fn the_tail_is_the_end_of_messages() {
     for lead_system in [false, true] {
         for overlay in [None, Some("ov")] {
             for n in [0usize, 1, 2, 5, 1100] {
-                let mut c = Ctx::new("c".into(), ctxfold_core::time::now());
+                let mut c = Ctx::new("c".into(), ctxfold_core::now());
                 for i in 0..n {
                     let role = if i == 0 && lead_system {
                         Role::System
@@ -47,7 +47,7 @@ fn a_range_is_that_slice_of_messages() {
     for lead_system in [false, true] {
         for overlay in [None, Some("ov")] {
             for n in [0usize, 1, 2, 5, 1100] {
-                let mut c = Ctx::new("c".into(), ctxfold_core::time::now());
+                let mut c = Ctx::new("c".into(), ctxfold_core::now());
                 for i in 0..n {
                     let role = if i == 0 && lead_system {
                         Role::System

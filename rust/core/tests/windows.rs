@@ -14,10 +14,7 @@ fn msg(role: Role, text: &str) -> Arc<Message> {
 fn special(kind: Kind, role: Role, text: &str, hooks: &[&str]) -> Arc<Message> {
     let mut m = Message::new(role, Content::Text(text.to_string()));
     m.kind = kind;
-    m.hook_ids = hooks
-        .iter()
-        .map(|h| ctxfold_core::dynamic::hook_id(h))
-        .collect();
+    m.hook_ids = hooks.iter().map(|h| ctxfold_core::hook_id(h)).collect();
     Arc::new(m)
 }
 
@@ -169,8 +166,8 @@ fn forks_share_messages_and_keep_anchors() {
         kept.last().unwrap(),
         parent_msgs.last().unwrap()
     ));
-    assert_eq!(child.origin_context_id.as_deref(), Some(ctx.id.as_str()));
-    assert!(ctx.children.contains(&child.id));
+    assert_eq!(child.origin_context_id(), Some(ctx.id()));
+    assert!(ctx.children().iter().any(|c| c == child.id()));
     assert!(child
         .events()
         .iter()

@@ -6,8 +6,7 @@
 use crate::convert::{expected, string, JsonMap, Time};
 use crate::errors::Failure;
 use crate::part::PartArg;
-use ctxfold_core::message::Fields;
-use ctxfold_core::{Content, Error, Role};
+use ctxfold_core::{Content, Error, Fields, Role};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Map;

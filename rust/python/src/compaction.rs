@@ -5,8 +5,7 @@ use crate::context::{handles_to_list, ContextCore, Core, PyEvent};
 use crate::convert::{self, map_to_py, Int};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
-use ctxfold_core::compaction::{ClearOptions, PlanOptions, Summary};
-use ctxfold_core::{Encoding, Error};
+use ctxfold_core::{ClearOptions, Encoding, Error, PlanOptions, Summary};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 

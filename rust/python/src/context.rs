@@ -5,9 +5,8 @@ use crate::convert::{self, datetime, map_to_py, to_map, Int};
 use crate::convert::{JsonMap, Time};
 use crate::errors::IntoPyResult;
 use crate::message::{Handle, PyMessage};
-use ctxfold_core::codec::write::{DataOut, Shape};
-use ctxfold_core::tokens::Encoding;
 use ctxfold_core::{Context, Error, Event, EventType, Message, MessageHandle, Role};
+use ctxfold_core::{DataOut, Encoding, Shape};
 use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -76,7 +75,7 @@ impl PyEvent {
             "Event(seq={}, type={:?}, time={:?})",
             self.event.seq,
             self.event.kind.name(),
-            ctxfold_core::time::to_iso(self.event.time)
+            ctxfold_core::to_iso(self.event.time)
         )
     }
 }
@@ -173,29 +172,26 @@ impl ContextCore {
     #[new]
     #[pyo3(signature = (id=None, created_at=None))]
     fn py_new(id: Option<String>, created_at: Option<Time>) -> Self {
-        let t = created_at.map_or_else(ctxfold_core::time::now, |t| t.0);
-        ContextCore::wrap(Context::new(
-            id.unwrap_or_else(ctxfold_core::message::new_id),
-            t,
-        ))
+        let t = created_at.map_or_else(ctxfold_core::now, |t| t.0);
+        ContextCore::wrap(Context::new(id.unwrap_or_else(ctxfold_core::new_id), t))
     }
 
     #[getter]
     fn id(&self, py: Python<'_>) -> String {
-        self.lock(py).id.clone()
+        self.lock(py).id().to_string()
     }
     #[getter]
     fn created_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
-        let t = self.lock(py).created_at;
+        let t = self.lock(py).created_at();
         datetime(py, t)
     }
     #[getter]
     fn origin_context_id(&self, py: Python<'_>) -> Option<String> {
-        self.lock(py).origin_context_id.clone()
+        self.lock(py).origin_context_id().map(str::to_string)
     }
     #[getter]
     fn children(&self, py: Python<'_>) -> Vec<String> {
-        self.lock(py).children.clone()
+        self.lock(py).children().to_vec()
     }
     #[getter]
     fn next_seq(&self, py: Python<'_>) -> u64 {
@@ -207,7 +203,7 @@ impl ContextCore {
         // Copy out of the parent first: the two locks are never held together.
         let snapshot = {
             let p = parent.lock(py);
-            let mut s = Context::new(p.id.clone(), p.created_at);
+            let mut s = Context::new(p.id().to_string(), p.created_at());
             s.inherit(&p);
             s
         };
@@ -515,7 +511,7 @@ impl ContextCore {
         encoding: &str,
     ) -> PyResult<Option<ContextCore>> {
         let e = enc(encoding)?;
-        let budget = ctxfold_core::window::budget(max_tokens.0);
+        let budget = ctxfold_core::budget(max_tokens.0);
         let mut g = self.lock(py);
         let c: &mut Core = &mut g;
         let child = py.detach(|| c.rolling_token_window(budget, e)).py()?;

@@ -1,8 +1,7 @@
 //! Conversions between Python values and the core's JSON values and times.
 
 use crate::errors::Failure;
-use ctxfold_core::time::Micros;
-use ctxfold_core::{Error, ErrorKind};
+use ctxfold_core::{Error, ErrorKind, Micros};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess,
@@ -12,7 +11,7 @@ use serde_json::{Map, Number, Value};
 
 /// How deep a value given from Python may nest (the core's rule; it also bounds the
 /// recursion here).
-pub use ctxfold_core::json::MAX_DEPTH;
+pub use ctxfold_core::MAX_DEPTH;
 
 /// An int argument of any size (an index, a count, a budget). Values beyond 64 bits saturate,
 /// so a huge index reads as out of range, as the index rules say, rather than raising `OverflowError`;
@@ -178,7 +177,7 @@ fn map_walk(
             Ok(Err(_)) => return Err(Why::Surrogates.error(policy).into()),
             Err(_) => return Err(Why::Key.error(policy).into()),
         };
-        if policy == (Policy::Drop { redact: true }) && ctxfold_core::redact::is_secret_key(key) {
+        if policy == (Policy::Drop { redact: true }) && ctxfold_core::is_secret_key(key) {
             continue;
         }
         match walk(&v, depth + 1, policy) {
@@ -319,7 +318,7 @@ pub fn datetime(py: Python<'_>, t: Micros) -> PyResult<Bound<'_, PyDateTime>> {
 pub fn micros(o: &Bound<'_, PyAny>) -> Result<Micros, Failure> {
     let py = o.py();
     if let Ok(s) = o.cast::<PyString>() {
-        return Ok(ctxfold_core::time::parse_iso(&string(s)?)?);
+        return Ok(ctxfold_core::parse_iso(&string(s)?)?);
     }
     let dt = o
         .cast::<PyDateTime>()

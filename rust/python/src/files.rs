@@ -1,5 +1,5 @@
 //! The command line's file writes (`convert`, `store --export`) go through the core's one rule
-//! of writing a file (`ctxfold_core::codec::out`), the rule `save` follows.
+//! of writing a file (`ctxfold_core::write_file_with`), the rule `save` follows.
 
 use crate::errors::IntoPyResult;
 use pyo3::prelude::*;
@@ -11,9 +11,7 @@ use std::path::PathBuf;
 /// that names it.
 #[pyfunction]
 pub fn write_file(py: Python<'_>, path: PathBuf, data: &[u8]) -> PyResult<()> {
-    py.detach(|| {
-        ctxfold_core::codec::out::write_file_with(&path, false, Box::new(|w| w.write_all(data)))
-    })
-    .py()?;
+    py.detach(|| ctxfold_core::write_file_with(&path, false, Box::new(|w| w.write_all(data))))
+        .py()?;
     Ok(())
 }

@@ -6,8 +6,8 @@
 use crate::context::ContextCore;
 use crate::errors::{Failure, IntoPyResult};
 use crate::message::{message_from_rust, Handle, PyMessage};
-use ctxfold_core::formats::{self, ExportOptions, Format};
 use ctxfold_core::{Error, Message, MessageHandle};
+use ctxfold_core::{ExportOptions, Format};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
@@ -82,7 +82,7 @@ pub fn format_export<'py>(
         instructions,
         pair,
     };
-    let request = py.detach(|| formats::export(f, &refs, opts)).py()?;
+    let request = py.detach(|| ctxfold_core::export(f, &refs, opts)).py()?;
     let obj = crate::convert::with_gc_paused(py, || {
         crate::export_cache::Build::new(py, &handles, &refs).object(&request)
     })?;
@@ -104,7 +104,9 @@ pub fn format_import<'py>(
         Some(s) if !s.is_none() => Some(json_in(s).map_err(|e| e.at_key("system"))?),
         _ => None,
     };
-    let ms = py.detach(|| formats::import(f, &v, sys.as_ref())).py()?;
+    let ms = py
+        .detach(|| ctxfold_core::import(f, &v, sys.as_ref()))
+        .py()?;
     messages_out(py, ms)
 }
 
@@ -115,7 +117,7 @@ pub fn format_response<'py>(
     response: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyDict>)> {
     let v = json_in(response).map_err(|e| e.at_key("response"))?;
-    let (ms, usage) = py.detach(|| formats::response::response(&v)).py()?;
+    let (ms, usage) = py.detach(|| ctxfold_core::import_response(&v)).py()?;
     let d = PyDict::new(py);
     for (k, n) in usage {
         d.set_item(k, n)?;
@@ -127,5 +129,5 @@ pub fn format_response<'py>(
 #[pyfunction]
 pub fn format_tool_list(py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<String> {
     let v = list_in(tools, "tools")?;
-    py.detach(|| formats::tools::tool_list(&v)).py()
+    py.detach(|| ctxfold_core::tool_list(&v)).py()
 }

@@ -8,11 +8,13 @@ mod errors;
 mod export_cache;
 mod files;
 mod formats;
+mod interop;
 mod message;
 mod part;
 mod plan;
 mod pyser;
 mod ranks;
+mod runtime;
 mod store;
 mod tail;
 
@@ -39,16 +41,13 @@ pub(crate) fn release_free_memory() {
 /// sha256 hex of a hook's name: the id messages carry in `hook_ids`.
 #[pyfunction]
 fn hook_id(name: &str) -> String {
-    ctxfold_core::dynamic::hook_id(name)
+    ctxfold_core::hook_id(name)
 }
 
 /// The encodings token counting knows.
 #[pyfunction]
 fn encodings() -> Vec<&'static str> {
-    ctxfold_core::tokens::ENCODINGS
-        .iter()
-        .map(|e| e.name())
-        .collect()
+    ctxfold_core::ENCODINGS.iter().map(|e| e.name()).collect()
 }
 
 /// Tokens of a text in an encoding, special-token text counted as ordinary text.
@@ -57,7 +56,7 @@ fn encodings() -> Vec<&'static str> {
 fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
     use errors::IntoPyResult;
     let e = ctxfold_core::Encoding::parse(encoding).py()?;
-    py.detach(|| ctxfold_core::tokens::count_text(text, e)).py()
+    py.detach(|| ctxfold_core::count_text(text, e)).py()
 }
 
 /// An ISO 8601 time as an aware UTC datetime, by the core's rules (a naive time is UTC; the
@@ -65,7 +64,7 @@ fn count_text(py: Python<'_>, text: &str, encoding: &str) -> PyResult<usize> {
 #[pyfunction]
 fn parse_time<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, pyo3::types::PyDateTime>> {
     use errors::IntoPyResult;
-    convert::datetime(py, ctxfold_core::time::parse_iso(text).py()?)
+    convert::datetime(py, ctxfold_core::parse_iso(text).py()?)
 }
 
 /// Whether `value` is JSON as the binding takes it everywhere (dict with str keys, list,
@@ -98,7 +97,7 @@ fn json_clean<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The event type names live in the core; the facade reads them from here.
-    let types = ctxfold_core::event::EVENT_TYPES;
+    let types = ctxfold_core::EVENT_TYPES;
     m.add(
         "EVENT_TYPES",
         pyo3::types::PyTuple::new(m.py(), types.map(|t| t.name()))?,
@@ -112,11 +111,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "BOOKKEEPING_EVENT_TYPES",
         pyo3::types::PyFrozenSet::new(m.py(), bookkeeping)?,
     )?;
-    // The document's top-level keys for the runtime fields; the facade converts each.
-    m.add(
-        "RUNTIME_KEYS",
-        pyo3::types::PyTuple::new(m.py(), ctxfold_core::codec::RUNTIME_KEYS)?,
-    )?;
+    // The runtime fields, by the core's table; the facade converts each carried one.
+    m.add_class::<runtime::PyRuntimeField>()?;
+    m.add("RUNTIME_FIELDS", runtime::fields(m.py())?)?;
     m.add_class::<message::PyMessage>()?;
     m.add_class::<message::PySystemPromptMessage>()?;
     m.add_class::<message::PyToolDefinitionsMessage>()?;
@@ -132,6 +129,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(formats::format_response, m)?)?;
     m.add_function(wrap_pyfunction!(formats::format_tool_list, m)?)?;
     m.add_function(wrap_pyfunction!(plan::format_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(interop::interop_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(interop::request_header, m)?)?;
     m.add_function(wrap_pyfunction!(export_cache::export_cache_mode, m)?)?;
     m.add_function(wrap_pyfunction!(export_cache::export_cache_usage, m)?)?;
     m.add_function(wrap_pyfunction!(export_cache::export_cache_clear, m)?)?;
@@ -139,7 +138,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::PlanCall>()?;
     m.add_class::<plan::PlanAnswer>()?;
     // The result a call never answered gets (the log's patch and every request's).
-    m.add("INTERRUPTED", ctxfold_core::message::INTERRUPTED)?;
+    m.add("INTERRUPTED", ctxfold_core::INTERRUPTED)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;
     m.add_function(wrap_pyfunction!(json_clean, m)?)?;
     m.add_function(wrap_pyfunction!(is_json, m)?)?;

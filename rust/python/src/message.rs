@@ -8,11 +8,10 @@ use crate::convert::{Json, JsonMap};
 use crate::errors::IntoPyResult;
 use crate::export_cache::{Leaves, MessageCache, Pieces};
 use crate::part::parts_list;
-use ctxfold_core::codec::write::{MessageOut, Shape};
-use ctxfold_core::dynamic;
-use ctxfold_core::message::Fields;
-use ctxfold_core::tokens::{message_tokens, Encoding};
+use ctxfold_core::Fields;
+use ctxfold_core::{message_tokens, Encoding};
 use ctxfold_core::{Content, Kind, Message, MessageHandle, Role};
+use ctxfold_core::{MessageOut, Shape};
 use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
@@ -402,7 +401,7 @@ impl PySystemPromptMessage {
         static_text: Option<String>,
         hooks: Option<Vec<String>>,
     ) -> PyResult<Py<PyMessage>> {
-        let m = dynamic::system_prompt(static_text, &hooks.unwrap_or_default());
+        let m = ctxfold_core::system_prompt(static_text, &hooks.unwrap_or_default());
         message_from_rust(py, m)
     }
 }
@@ -422,7 +421,7 @@ impl PyToolDefinitionsMessage {
         fields: Option<FieldsArg>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let mut m = build(role, content, Kind::ToolDefinitions, fields)?;
-        dynamic::add_tool_hooks(&mut m, &[]);
+        ctxfold_core::add_tool_hooks(&mut m, &[]);
         Ok(PyClassInitializer::from(PyMessage::new(Arc::new(m)))
             .add_subclass(PyToolDefinitionsMessage))
     }
@@ -434,7 +433,10 @@ impl PyToolDefinitionsMessage {
         py: Python<'_>,
         hooks: Option<Vec<String>>,
     ) -> PyResult<Py<PyMessage>> {
-        message_from_rust(py, dynamic::tool_definitions(&hooks.unwrap_or_default()))
+        message_from_rust(
+            py,
+            ctxfold_core::tool_definitions(&hooks.unwrap_or_default()),
+        )
     }
 }
 

@@ -1,11 +1,11 @@
 //! `Part`: one content part, the JSON object it was given (every key, in order), and its
-//! factories; the rules of a part are the core's (`ctxfold_core::message::part`).
+//! factories; the rules of a part are the core's (the core's `message/part.rs`).
 
 use crate::convert::{self, expected, map_to_py, to_map, Json, JsonMap, JsonOut};
 use crate::errors::IntoPyResult;
-use ctxfold_core::json::compact_json;
-use ctxfold_core::message::{new_part, part_from_map};
+use ctxfold_core::compact_json;
 use ctxfold_core::Part;
+use ctxfold_core::{new_part, part_from_map};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyAttributeError, PyKeyError};
 use pyo3::prelude::*;

@@ -4,9 +4,8 @@
 use crate::convert::{map_to_py, to_py};
 use crate::errors::IntoPyResult;
 use crate::formats::handles_of;
-use ctxfold_core::formats::interop;
-use ctxfold_core::formats::plan::{OutlineStep, Target};
 use ctxfold_core::{Message, MessageHandle};
+use ctxfold_core::{OutlineStep, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyRange, PyTuple};
 
@@ -103,7 +102,7 @@ pub fn format_plan<'py>(
         } else {
             by_message.append(PyTuple::new(py, calls[r].iter().map(|c| c.clone_ref(py)))?)?;
         }
-        match interop::of(m, target.name()) {
+        match ctxfold_core::interop_of(m, target.name()) {
             Some(i) => interops.append(map_to_py(py, i)?)?,
             None => interops.append(py.None())?,
         }

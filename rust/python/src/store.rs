@@ -7,8 +7,8 @@ use crate::context::{ContextCore, Core};
 use crate::convert::map_to_py;
 use crate::convert::JsonMap;
 use crate::errors::IntoPyResult;
-use ctxfold_core::savepoint::Savepoint;
 use ctxfold_core::Error;
+use ctxfold_core::Savepoint;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
 
@@ -184,7 +184,7 @@ pub fn store_refresh<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut g = core.lock(py);
     let c: &mut Core = &mut g;
-    let id = c.id.clone();
+    let id = c.id().to_string();
     let rows = RowObjects::read(&id, content, events)?;
     let state = column(state)?;
     let (content_bytes, event_bytes) = rows.bytes()?;

@@ -42,8 +42,8 @@ pub(super) fn header<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Conte
         None => time::now(),
     };
     let mut ctx = Context::new(id, created_at);
-    ctx.origin_context_id = get_str(obj, "origin_context_id")?.map(str::to_string);
-    ctx.children = match obj.get("children") {
+    let origin = get_str(obj, "origin_context_id")?.map(str::to_string);
+    let children = match obj.get("children") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
@@ -58,7 +58,8 @@ pub(super) fn header<H: MessageHandle>(obj: &Map<String, Value>) -> Result<Conte
             .collect::<Result<_>>()?,
         Some(_) => return Err(Error::undecodable("expected a list").at_key("children")),
     };
-    ctx.content_map = string_map(obj, "content_map")?;
+    ctx.set_lineage(origin, children);
+    ctx.set_content_map(string_map(obj, "content_map")?);
     Ok(ctx)
 }
 
@@ -169,7 +170,11 @@ pub(super) fn versionless<H: MessageHandle>(obj: &Map<String, Value>) -> Result<
     let messages = read_messages(obj, seed_message)?;
     let mut ctx = header::<H>(obj)?;
     ctx.seed_in_order(messages.into_iter().map(|m| Seed::of(H::wrap(m))).collect());
-    ctx.anchors = anchors_or_default(obj.get("anchor_points"), "anchor_points", ctx.len())?;
+    ctx.set_anchors(anchors_or_default(
+        obj.get("anchor_points"),
+        "anchor_points",
+        ctx.len(),
+    )?);
     Ok(ctx)
 }
 

@@ -8,6 +8,7 @@ pub mod out;
 mod read;
 pub mod refresh;
 pub mod rows;
+pub mod runtime;
 pub mod write;
 
 use crate::context::{Context, MessageHandle};
@@ -18,21 +19,8 @@ use std::path::{Path, PathBuf};
 
 pub const VERSION: i64 = 2;
 
-/// Top-level keys that belong to the runtime fields the Python layer owns.
-pub const RUNTIME_KEYS: [&str; 9] = [
-    "system_prompt",
-    "deps",
-    "usage",
-    "tool_calls",
-    "needs_response",
-    "iteration",
-    "max_iterations",
-    "started_at",
-    "agent_name",
-];
-
-/// A decoded document: the context, the runtime fields found at its top level (the caller
-/// applies their defaults), and whether it carried a version (defaults differ).
+/// A decoded document: the context, its runtime fields (every carried one, checked, absent
+/// ones as absence reads), and whether it carried a version.
 pub struct Loaded<H> {
     pub context: Context<H>,
     pub runtime: Map<String, Value>,
@@ -42,7 +30,7 @@ pub struct Loaded<H> {
 impl<H: MessageHandle> Context<H> {
     /// The version 2 document as compact JSON bytes.
     pub fn to_json_bytes(&mut self, runtime: &Map<String, Value>) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(256 * self.events.len() + 1024);
+        let mut out = Vec::with_capacity(256 * self.events().len() + 1024);
         serde_json::to_writer(&mut out, &self.document(runtime)).map_err(|e| {
             Error::new(ErrorKind::Io { errno: None }, format!("cannot encode: {e}"))
         })?;
@@ -80,11 +68,11 @@ impl<H: MessageHandle> Context<H> {
     }
 
     pub fn file_name(&self) -> Result<String> {
-        check_file_id(&self.id)?;
+        check_file_id(self.id())?;
         Ok(format!(
             "{}-{}.json",
-            time::date_stamp(self.created_at),
-            self.id
+            time::date_stamp(self.created_at()),
+            self.id()
         ))
     }
 

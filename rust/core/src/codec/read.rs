@@ -91,32 +91,9 @@ pub(super) fn load_str<H: MessageHandle>(text: &str, require_version: bool) -> R
     };
     Ok(Loaded {
         context,
-        runtime: runtime_fields(&top.fields)?,
+        runtime: super::runtime::runtime_fields(&top.fields, version.is_some())?,
         versioned: version.is_some(),
     })
-}
-
-/// The runtime fields found among a document's top-level fields, checked so that whatever
-/// loads can be saved again: they go back through Python, where values nest at most
-/// MAX_DEPTH levels, and times must fit Python's datetime.
-pub(super) fn runtime_fields(fields: &Map<String, Value>) -> Result<Map<String, Value>> {
-    let runtime: Map<String, Value> = super::RUNTIME_KEYS
-        .iter()
-        .filter_map(|k| fields.get(*k).map(|v| (k.to_string(), v.clone())))
-        .collect();
-    for (k, v) in &runtime {
-        if crate::json::depth(v) + 1 > crate::json::MAX_DEPTH {
-            return Err(Error::undecodable(format!(
-                "nested deeper than {} levels",
-                crate::json::MAX_DEPTH
-            ))
-            .at_key(k.as_str()));
-        }
-    }
-    if let Some(Value::String(t)) = runtime.get("started_at") {
-        time::parse_iso(t).map_err(|e| e.at_key("started_at"))?;
-    }
-    Ok(runtime)
 }
 
 // ---- version 2 ----------------------------------------------------------------------------
@@ -194,8 +171,12 @@ fn v2<H: MessageHandle>(top: &Top) -> Result<Context<H>> {
         replay(&mut ctx, c?).map_err(|err| err.in_input().at_index(i).at_key("events"))?;
     }
     let len = ctx.len();
-    ctx.anchors = legacy::anchors_or_default(top.fields.get("anchors"), "anchors", len)?;
-    ctx.bindings = legacy::string_map(&top.fields, "hook_bindings")?;
+    ctx.set_anchors(legacy::anchors_or_default(
+        top.fields.get("anchors"),
+        "anchors",
+        len,
+    )?);
+    ctx.set_bindings(legacy::string_map(&top.fields, "hook_bindings")?);
     Ok(ctx)
 }
 

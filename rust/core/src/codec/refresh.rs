@@ -6,7 +6,8 @@
 //! the caller can check what it owns (the runtime fields) in between and a bad row leaves the
 //! context exactly as it was.
 
-use super::read::{check_event, located, runtime_fields, Checked, EventIn};
+use super::read::{check_event, located, Checked, EventIn};
+use super::runtime::runtime_fields;
 use super::{legacy, VERSION};
 use crate::anchors::Anchors;
 use crate::context::{Context, MessageHandle};
@@ -117,7 +118,7 @@ impl<H: MessageHandle> Context<H> {
         content: &[(&[u8], &[u8])],
         events: &[(u64, &[u8])],
     ) -> std::result::Result<Prepared, Refusal> {
-        let id = &self.id;
+        let id = self.id();
         let named = |e: Error| e.within(format!("context {id}"));
         let from = self.next_seq();
         if head < from || events.len() as u64 != head - from {
@@ -145,12 +146,12 @@ impl<H: MessageHandle> Context<H> {
             return Err(state_err(Error::undecodable("missing or invalid version field")).into());
         }
         let header = legacy::header::<H>(&fields).map_err(|e| named(e.in_input()))?;
-        if header.id != self.id || header.created_at != self.created_at {
+        if header.id() != self.id() || header.created_at() != self.created_at() {
             return Err(Refusal::OtherLineage(format!(
                 "context {id}: the store holds another context under this id: the store's context {} created at {} is not this one (created at {})",
-                header.id,
-                crate::time::to_iso(header.created_at),
-                crate::time::to_iso(self.created_at)
+                header.id(),
+                crate::time::to_iso(header.created_at()),
+                crate::time::to_iso(self.created_at())
             )));
         }
         // Each row is read and checked on its own (the same checks as a load), and the ops
@@ -173,7 +174,7 @@ impl<H: MessageHandle> Context<H> {
         let anchors =
             legacy::anchors_or_default(fields.get("anchors"), "anchors", len).map_err(state_err)?;
         let bindings = legacy::string_map(&fields, "hook_bindings").map_err(state_err)?;
-        let runtime = runtime_fields(&fields).map_err(state_err)?;
+        let runtime = runtime_fields(&fields, true).map_err(state_err)?;
         let mut new_content = Vec::new();
         for (hash, text) in content {
             let hash = std::str::from_utf8(hash)
@@ -181,7 +182,7 @@ impl<H: MessageHandle> Context<H> {
             let text: String = serde_json::from_slice(text).map_err(|_| {
                 named(Error::undecodable("not a JSON string").within(format!("content {hash:?}")))
             })?;
-            if !self.content_map.contains_key(hash) {
+            if !self.content_map().contains_key(hash) {
                 new_content.push((hash.to_string(), text));
             }
         }
@@ -192,8 +193,8 @@ impl<H: MessageHandle> Context<H> {
             anchors,
             bindings,
             content: new_content,
-            origin_context_id: header.origin_context_id,
-            children: header.children,
+            origin_context_id: header.origin_context_id().map(str::to_string),
+            children: header.children().to_vec(),
             runtime,
         })
     }
@@ -205,23 +206,22 @@ impl<H: MessageHandle> Context<H> {
         if self.next_seq() != p.from || self.len() != p.len {
             return Err(Error::bad_argument(format!(
                 "context {} changed since its rows were checked",
-                self.id
+                self.id()
             )));
         }
         let n = p.events.len();
-        let rebinds = p.bindings != self.bindings
+        let rebinds = p.bindings != *self.bindings()
             || p.events.iter().any(|c| c.kind == EventType::Materialize);
         for c in p.events {
             // Fitted in `prepare_rows`: `apply` refuses nothing here.
             self.apply(c.kind, c.time, c.data, c.op, c.message.map(H::wrap))?;
         }
         for (hash, text) in p.content {
-            self.content_map.insert(hash, text);
+            self.keep_content(hash, text);
         }
-        self.anchors = p.anchors;
-        self.bindings = p.bindings;
-        self.origin_context_id = p.origin_context_id;
-        self.children = p.children;
+        self.set_anchors(p.anchors);
+        self.set_bindings(p.bindings);
+        self.set_lineage(p.origin_context_id, p.children);
         if rebinds {
             self.forget_derived();
         }

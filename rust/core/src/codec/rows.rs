@@ -50,15 +50,15 @@ impl<H: MessageHandle> Serialize for StateOut<'_, H> {
         let c = self.ctx;
         let mut o = s.serialize_map(None)?;
         o.serialize_entry("version", &VERSION)?;
-        o.serialize_entry("id", &c.id)?;
-        o.serialize_entry("created_at", &Iso(c.created_at))?;
-        o.serialize_entry("origin_context_id", &c.origin_context_id)?;
-        o.serialize_entry("children", &c.children)?;
+        o.serialize_entry("id", c.id())?;
+        o.serialize_entry("created_at", &Iso(c.created_at()))?;
+        o.serialize_entry("origin_context_id", &c.origin_context_id())?;
+        o.serialize_entry("children", &c.children())?;
         for (k, v) in self.runtime {
             o.serialize_entry(k, v)?;
         }
         o.serialize_entry("anchors", c.anchors().list())?;
-        o.serialize_entry("hook_bindings", &c.bindings)?;
+        o.serialize_entry("hook_bindings", &c.bindings())?;
         o.end()
     }
 }

@@ -158,7 +158,7 @@ impl<H: MessageHandle> Context<H> {
     /// The version 2 document, ready to be written by any serde serializer.
     pub fn document<'a>(&'a mut self, runtime: &'a Map<String, Value>) -> Document<'a, H> {
         // The projection shows resolved dynamic messages: fill the cache, then only borrow.
-        if self.hooked.any() {
+        if self.hooked().any() {
             self.resolve_fold();
         }
         Document { ctx: self, runtime }
@@ -170,22 +170,22 @@ impl<H: MessageHandle> Serialize for Document<'_, H> {
         let c = self.ctx;
         let mut o = s.serialize_map(None)?;
         o.serialize_entry("version", &super::VERSION)?;
-        o.serialize_entry("id", &c.id)?;
-        o.serialize_entry("created_at", &Iso(c.created_at))?;
-        o.serialize_entry("origin_context_id", &c.origin_context_id)?;
-        o.serialize_entry("children", &c.children)?;
+        o.serialize_entry("id", c.id())?;
+        o.serialize_entry("created_at", &Iso(c.created_at()))?;
+        o.serialize_entry("origin_context_id", &c.origin_context_id())?;
+        o.serialize_entry("children", &c.children())?;
         for (k, v) in self.runtime {
             o.serialize_entry(k, v)?;
         }
-        o.serialize_entry("anchors", c.anchors.list())?;
-        o.serialize_entry("content_map", &c.content_map)?;
-        o.serialize_entry("hook_bindings", &c.bindings)?;
-        o.serialize_entry("events", &SeqOf(|| c.events.iter().map(EventOut)))?;
+        o.serialize_entry("anchors", c.anchors().list())?;
+        o.serialize_entry("content_map", &c.content_map())?;
+        o.serialize_entry("hook_bindings", &c.bindings())?;
+        o.serialize_entry("events", &SeqOf(|| c.events().iter().map(EventOut)))?;
         // The projection for version 1 readers: resolved, without the overlay.
         o.serialize_entry(
             "messages",
             &SeqOf(|| {
-                c.transcript
+                c.transcript()
                     .iter()
                     .map(|q| MessageOut(c.shown(q).message(), Shape::V1))
             }),

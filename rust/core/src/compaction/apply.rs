@@ -31,10 +31,10 @@ impl<H: MessageHandle> Context<H> {
         enc: Encoding,
         summary: Summary<H>,
     ) -> Result<Vec<u64>> {
-        if context != self.id {
+        if context != self.id() {
             return Err(Error::bad_argument(format!(
                 "the plan was made for context {context}, not {}",
-                self.id
+                self.id()
             )));
         }
         check_ranges(ranges)?;

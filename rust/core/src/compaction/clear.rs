@@ -77,7 +77,7 @@ impl<H: MessageHandle> Context<H> {
         let cleared = results.len().saturating_sub(o.keep_last);
         let mut seqs = Vec::new();
         for f in &results[..cleared] {
-            let h = self.resolved(self.transcript.get(f.position).expect("in range"));
+            let h = self.resolved(self.transcript().get(f.position).expect("in range"));
             let m = h.message();
             let mut new = m.clone();
             match f.part {

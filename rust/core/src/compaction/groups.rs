@@ -60,7 +60,7 @@ impl<H: MessageHandle> Context<H> {
         // The run of assistant messages being read: (its start, its group if it calls).
         let mut run: Option<(usize, Option<usize>)> = None;
         // Sequential over the fold: no search per position.
-        for (p, seq) in (from..).zip(self.transcript.iter_from(from)) {
+        for (p, seq) in (from..).zip(self.transcript().iter_from(from)) {
             let running = run.is_some();
             if p >= to && open.is_empty() && !running {
                 break;

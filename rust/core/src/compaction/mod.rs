@@ -16,7 +16,6 @@ mod records;
 pub use apply::Summary;
 pub use clear::ClearOptions;
 pub use plan::{Plan, PlanOptions};
-pub use records::Record;
 
 /// The metadata and event data key a compaction is recorded under.
 pub const KEY: &str = "compaction";

@@ -57,10 +57,10 @@ impl<H> Plan<H> {
 impl<H: MessageHandle> Context<H> {
     /// Whether the message at `p` is a summary: written by a compaction, or marked as one.
     pub(crate) fn is_summary(&self, p: usize) -> bool {
-        let Some(seq) = self.transcript.get(p) else {
+        let Some(seq) = self.transcript().get(p) else {
             return false;
         };
-        self.events[seq as usize].data.get(KEY).is_some()
+        self.events()[seq as usize].data.get(KEY).is_some()
             || self.handle(seq).message().metadata.contains_key(KEY)
     }
 
@@ -153,10 +153,10 @@ impl<H: MessageHandle> Context<H> {
         let mut tokens_before = 0;
         let mut dynamic = false;
         for &(a, b) in &ranges {
-            let seqs: Vec<u32> = self.transcript.iter_from(a).take(b - a + 1).collect();
+            let seqs: Vec<u32> = self.transcript().iter_from(a).take(b - a + 1).collect();
             for s in seqs {
                 messages.push(self.handle(s).clone());
-                dynamic |= self.hooked.contains(s);
+                dynamic |= self.hooked().contains(s);
                 let h = self.resolved(s);
                 tokens_before += crate::tokens::message_tokens(h.message(), enc)?;
                 shown.push(h);
@@ -167,7 +167,7 @@ impl<H: MessageHandle> Context<H> {
             ranges,
             messages,
             shown,
-            context: self.id.clone(),
+            context: self.id().to_string(),
             based_on: self.next_seq(),
             tokens_before,
             encoding: enc,

@@ -18,7 +18,7 @@ pub struct Record {
 impl<H: MessageHandle> Context<H> {
     /// Every applied compaction, oldest first. `messages_at(seq)` holds the originals.
     pub fn compactions(&self) -> Vec<Record> {
-        self.events
+        self.events()
             .iter()
             .filter_map(|e| match (e.op, e.data.get(KEY)) {
                 (Some(Op::Replace(first, last)), Some(Value::Object(r))) => {

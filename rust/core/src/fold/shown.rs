@@ -10,17 +10,17 @@ impl<H: MessageHandle> Context<H> {
     /// bindings change.
     pub(crate) fn resolved(&mut self, seq: u32) -> H {
         let h = self.handle(seq);
-        if !self.hooked.contains(seq) {
+        if !self.hooked().contains(seq) {
             return h.clone();
         }
-        if let Some(r) = self.resolved.get(&seq) {
+        if let Some(r) = self.cached_resolution(seq) {
             return r.clone();
         }
         let r = match self.resolve(h.message()) {
             Some(m) => H::wrap(m),
             None => h.clone(),
         };
-        self.resolved.insert(seq, r.clone());
+        self.cache_resolution(seq, r.clone());
         r
     }
 
@@ -29,38 +29,36 @@ impl<H: MessageHandle> Context<H> {
     /// system message — a new one holding the configured system prompt and the overlay. The
     /// flag says whether it stands for the transcript's head. `None` when neither applies.
     pub(crate) fn overlay_head(&mut self) -> Option<(bool, H)> {
-        if self.overlay.is_none() && self.shown_prompt().is_none() {
+        if self.overlay().is_none() && self.shown_prompt().is_none() {
             return None;
         }
-        let head_seq = self.transcript.get(0);
+        let head_seq = self.transcript().get(0);
         let key = head_seq.unwrap_or(u32::MAX);
         let head = head_seq.map(|s| self.resolved(s));
         let replaces_head = head
             .as_ref()
             .is_some_and(|h| h.message().role == Role::System);
-        if let Some((k, h)) = &self.shown_head {
-            if *k == key {
-                return Some((replaces_head, h.clone()));
-            }
+        if let Some(h) = self.cached_head(key) {
+            return Some((replaces_head, h.clone()));
         }
         let m = match &head {
-            Some(h) if replaces_head => with_overlay(h.message(), self.overlay.as_deref()?),
+            Some(h) if replaces_head => with_overlay(h.message(), self.overlay()?),
             _ => {
                 let at = head
                     .as_ref()
-                    .map_or(self.created_at, |h| h.message().created_at);
-                overlay_message(&self.lead_text()?, at, &self.id)
+                    .map_or(self.created_at(), |h| h.message().created_at);
+                overlay_message(&self.lead_text()?, at, self.id())
             }
         };
         let h = H::wrap(m);
-        self.shown_head = Some((key, h.clone()));
+        self.cache_head(key, h.clone());
         Some((replaces_head, h))
     }
 
     /// The text of the system message shown before a transcript that does not lead with one:
     /// the configured system prompt, then the overlay, joined by a blank line.
     pub(crate) fn lead_text(&self) -> Option<String> {
-        match (self.shown_prompt(), self.overlay.as_deref()) {
+        match (self.shown_prompt(), self.overlay()) {
             (Some(p), Some(o)) => Some(format!("{p}\n\n{o}")),
             (Some(t), None) | (None, Some(t)) => Some(t.to_string()),
             (None, None) => None,
@@ -84,10 +82,10 @@ impl<H: MessageHandle> Context<H> {
             }
             None => 0,
         };
-        if self.hooked.any() {
+        if self.hooked().any() {
             self.resolve_fold();
         }
-        for s in self.transcript.iter().skip(skip) {
+        for s in self.transcript().iter().skip(skip) {
             f(self.shown(s));
         }
     }
@@ -95,9 +93,9 @@ impl<H: MessageHandle> Context<H> {
     /// Resolve every dynamic message of the fold into the cache, so reads can borrow.
     pub(crate) fn resolve_fold(&mut self) {
         let pending: Vec<u32> = self
-            .transcript
+            .transcript()
             .iter()
-            .filter(|&s| self.hooked.contains(s) && !self.resolved.contains_key(&s))
+            .filter(|&s| self.hooked().contains(s) && self.cached_resolution(s).is_none())
             .collect();
         for s in pending {
             self.resolved(s);
@@ -107,10 +105,10 @@ impl<H: MessageHandle> Context<H> {
     /// The message at a fold seq as shown, after `resolve_fold`.
     pub(crate) fn shown(&self, seq: u32) -> &H {
         let h = self.handle(seq);
-        if !self.hooked.contains(seq) {
+        if !self.hooked().contains(seq) {
             return h;
         }
-        self.resolved.get(&seq).unwrap_or(h)
+        self.cached_resolution(seq).unwrap_or(h)
     }
 
     /// The message at transcript position `p` (< len) as `messages` shows it: the same
@@ -121,7 +119,7 @@ impl<H: MessageHandle> Context<H> {
                 return h;
             }
         }
-        let s = self.transcript.get(p).expect("in range");
+        let s = self.transcript().get(p).expect("in range");
         self.resolved(s)
     }
 
@@ -149,7 +147,7 @@ impl<H: MessageHandle> Context<H> {
             _ => (start, None),
         };
         let take = stop - start - usize::from(lead.is_some());
-        let seqs: Vec<u32> = self.transcript.iter_from(first).take(take).collect();
+        let seqs: Vec<u32> = self.transcript().iter_from(first).take(take).collect();
         let mut out = Vec::with_capacity(stop - start);
         out.extend(lead);
         for s in seqs {
@@ -166,9 +164,10 @@ impl<H: MessageHandle> Context<H> {
     }
 
     pub fn last_shown(&mut self) -> Option<H> {
-        match self.transcript.get(self.len().wrapping_sub(1)) {
+        match self.transcript().get(self.len().wrapping_sub(1)) {
             Some(s)
-                if self.len() > 1 || (self.overlay.is_none() && self.shown_prompt().is_none()) =>
+                if self.len() > 1
+                    || (self.overlay().is_none() && self.shown_prompt().is_none()) =>
             {
                 Some(self.resolved(s))
             }

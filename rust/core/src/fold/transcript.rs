@@ -68,11 +68,6 @@ impl Transcript {
         (c, i - start as usize)
     }
 
-    /// The chunk holding position `i` (< len).
-    pub fn chunk_of(&self, i: usize) -> usize {
-        self.locate(i).0
-    }
-
     /// Position of the first message of chunk `c`.
     pub fn chunk_start(&self, c: usize) -> usize {
         self.lengths.prefix(c) as usize

@@ -2,6 +2,9 @@
 //! byte-exact: `metadata["interop"] = {"format": F, "extra": {...}, "order": [...]}` on a
 //! message — the wire keys ctxfold has no field for, and the wire key order when it is not
 //! the exporter's own. Parts keep their unknown keys in place (see each format's part maps).
+//! The frameworks' importers (LangChain, Pydantic AI) keep theirs in the same shape, built
+//! here too ([`metadata`]); a whole request's other keyword arguments go into the data of a
+//! `request_header` event ([`request_header`]).
 
 use super::out::{Obj, J};
 use super::{err, Format};
@@ -10,6 +13,31 @@ use crate::message::{part_type, Message, Part};
 use serde_json::{Map, Value};
 
 pub const INTEROP: &str = "interop";
+/// The key of `metadata["interop"]` naming the format the message came from.
+const FORMAT: &str = "format";
+/// The key of a `request_header` event's data holding the request's other keyword arguments.
+const REQUEST: &str = "request";
+
+/// `metadata` holding `{"interop": {"format": format, ...kept}}`: what the importer of the
+/// format (or framework) named `format` kept of a message, `kept` in its order.
+pub fn metadata(format: &str, kept: Map<String, Value>) -> Map<String, Value> {
+    let mut i = Map::with_capacity(kept.len() + 1);
+    i.insert(FORMAT.into(), Value::String(format.into()));
+    i.extend(kept);
+    let mut md = Map::new();
+    md.insert(INTEROP.into(), Value::Object(i));
+    md
+}
+
+/// The data of the `request_header` event a whole request of `f` becomes a context with:
+/// `{"format": f, "request": request}`, `request` its keyword arguments besides the messages
+/// and tools.
+pub fn request_header(f: Format, request: Map<String, Value>) -> Map<String, Value> {
+    let mut d = Map::new();
+    d.insert(FORMAT.into(), Value::String(f.name().into()));
+    d.insert(REQUEST.into(), Value::Object(request));
+    d
+}
 
 fn interop(m: &Message) -> Option<&Map<String, Value>> {
     m.metadata.get(INTEROP).and_then(Value::as_object)
@@ -18,7 +46,7 @@ fn interop(m: &Message) -> Option<&Map<String, Value>> {
 /// The format a message was imported from.
 pub fn origin(m: &Message) -> Option<&str> {
     interop(m)
-        .and_then(|i| i.get("format"))
+        .and_then(|i| i.get(FORMAT))
         .and_then(Value::as_str)
 }
 
@@ -40,7 +68,7 @@ pub fn named_field<'a>(m: &'a Message, format: &str, key: &str) -> Option<&'a Va
 /// What the importer of the format named `format` kept on a message (`None` for a message
 /// from anywhere else).
 pub fn of<'a>(m: &'a Message, format: &str) -> Option<&'a Map<String, Value>> {
-    interop(m).filter(|i| i.get("format").and_then(Value::as_str) == Some(format))
+    interop(m).filter(|i| i.get(FORMAT).and_then(Value::as_str) == Some(format))
 }
 
 /// The wire object of a message: `entries` as the exporter builds them, then — for a message
@@ -111,23 +139,17 @@ impl Keep {
             .map(|k| k.to_string())
             .chain(self.extra.keys().cloned())
             .collect();
-        let mut i = Map::new();
-        i.insert("format".into(), Value::String(self.format.name().into()));
-        for (k, v) in self.more {
-            i.insert(k, v);
-        }
+        let mut kept: Map<String, Value> = self.more.into_iter().collect();
         if !self.extra.is_empty() {
-            i.insert("extra".into(), Value::Object(self.extra));
+            kept.insert("extra".into(), Value::Object(self.extra));
         }
         if expected != self.keys {
-            i.insert(
+            kept.insert(
                 "order".into(),
                 Value::Array(self.keys.into_iter().map(Value::String).collect()),
             );
         }
-        let mut md = Map::new();
-        md.insert(INTEROP.into(), Value::Object(i));
-        md
+        metadata(self.format.name(), kept)
     }
 }
 
@@ -306,5 +328,37 @@ pub fn arguments(v: Option<&Value>) -> J<'_> {
         Some(s @ Value::String(_)) => J::Val(s),
         None | Some(Value::Null) => J::Lit("{}"),
         Some(other) => J::Json(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Content, Role};
+    use serde_json::json;
+
+    #[test]
+    fn kept_fields_follow_the_format_and_are_read_back() {
+        let kept = json!({"class": "ChatMessage", "role": "critic", "extra": {"k": 1}});
+        let md = metadata("langchain", kept.as_object().unwrap().clone());
+        assert_eq!(
+            serde_json::to_string(&md).unwrap(),
+            r#"{"interop":{"format":"langchain","class":"ChatMessage","role":"critic","extra":{"k":1}}}"#
+        );
+        let mut m = Message::new(Role::User, Content::Text("x".into()));
+        m.metadata = md;
+        assert_eq!(origin(&m), Some("langchain"));
+        assert_eq!(named_field(&m, "langchain", "role"), Some(&json!("critic")));
+        assert!(of(&m, "pydantic_ai").is_none());
+    }
+
+    #[test]
+    fn a_request_header_names_its_format() {
+        let req = json!({"model": "m", "temperature": 0.5});
+        let d = request_header(Format::Anthropic, req.as_object().unwrap().clone());
+        assert_eq!(
+            Value::Object(d),
+            json!({"format": "anthropic", "request": {"model": "m", "temperature": 0.5}})
+        );
     }
 }

@@ -8,11 +8,6 @@ use crate::message::{part_type, Part};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// Whether the part is an image in any of the shapes above.
-pub fn is_image(p: &Part) -> bool {
-    matches!(part_type(p), Some("image" | "image_url"))
-}
-
 /// The image's source in the canonical shape; `None` when the part carries none a target
 /// could send.
 pub fn image_source(p: &Part) -> Option<Cow<'_, Value>> {

@@ -8,7 +8,6 @@ pub mod cache;
 mod encoding;
 mod pretokenize;
 
-pub use cache::TokenCache;
 pub use encoding::{Encoding, ENCODINGS};
 
 use rayon::prelude::*;

@@ -7,7 +7,7 @@ use crate::message::Kind;
 
 impl<H: MessageHandle> Context<H> {
     fn first_of_kind(&self, anchor: &str, kind: Kind) -> Option<usize> {
-        let (start, end) = self.anchors.partition(anchor)?;
+        let (start, end) = self.anchors().partition(anchor)?;
         (start..end.min(self.len()))
             .find(|&p| self.raw_at(p).is_some_and(|h| h.message().kind == kind))
     }

@@ -12,10 +12,10 @@ impl<H: MessageHandle> Context<H> {
     /// Fill every missing chunk sum, counting uncounted messages in parallel.
     pub(crate) fn ensure_sums(&mut self, enc: Encoding) -> Result<()> {
         let slot = enc.slot();
-        let missing = self.transcript.chunks_missing_sum(slot);
+        let missing = self.transcript().chunks_missing_sum(slot);
         let mut per_chunk: Vec<Vec<H>> = Vec::with_capacity(missing.len());
         for &c in &missing {
-            let seqs: Vec<u32> = self.transcript.chunk_seqs(c).to_vec();
+            let seqs: Vec<u32> = self.transcript().chunk_seqs(c).to_vec();
             per_chunk.push(seqs.into_iter().map(|s| self.resolved(s)).collect());
         }
         warm(per_chunk.iter().flatten().map(|h| h.message()), enc)?;
@@ -24,14 +24,14 @@ impl<H: MessageHandle> Context<H> {
             for h in &hs {
                 sum += message_tokens(h.message(), enc)?;
             }
-            self.transcript.set_chunk_sum(c, slot, sum);
+            self.cache_chunk_tokens(c, slot, sum);
         }
-        self.transcript.refresh_sums(slot);
+        self.refresh_token_sums(slot);
         Ok(())
     }
 
     pub(crate) fn resolved_tokens(&mut self, p: usize, enc: Encoding) -> Result<u64> {
-        let s = self.transcript.get(p).expect("in range");
+        let s = self.transcript().get(p).expect("in range");
         let h = self.resolved(s);
         message_tokens(h.message(), enc)
     }
@@ -52,7 +52,7 @@ impl<H: MessageHandle> Context<H> {
     /// Tokens of `messages` as shown (overlay and resolution included).
     pub fn total_tokens(&mut self, enc: Encoding) -> Result<u64> {
         self.ensure_sums(enc)?;
-        let sum = self.transcript.total_tokens(enc.slot());
+        let sum = self.transcript().total_tokens(enc.slot());
         let (head_delta, prepended) = self.overlay_cost(enc)?;
         Ok((sum as i64 + head_delta) as u64 + prepended)
     }
@@ -61,7 +61,7 @@ impl<H: MessageHandle> Context<H> {
     /// `head` (`None`: the child is empty): appended to a leading system message, or a
     /// message of its own before anything else.
     fn child_overlay_cost(&mut self, head: Option<usize>, enc: Encoding) -> Result<u64> {
-        if self.overlay.is_none() && self.shown_prompt().is_none() {
+        if self.overlay().is_none() && self.shown_prompt().is_none() {
             return Ok(0);
         }
         if head == Some(0) {
@@ -69,9 +69,10 @@ impl<H: MessageHandle> Context<H> {
             let (delta, prepended) = self.overlay_cost(enc)?;
             return Ok((delta + prepended as i64).max(0) as u64);
         }
-        let shown = head.map(|p| self.resolved(self.transcript.get(p).expect("in range")));
+        let shown = head.map(|p| self.resolved(self.transcript().get(p).expect("in range")));
         match shown {
-            Some(h) if h.message().role == Role::System => match self.overlay.clone() {
+            Some(h) if h.message().role == Role::System => match self.overlay().map(str::to_string)
+            {
                 Some(overlay) => {
                     let with = message_tokens(&with_overlay(h.message(), &overlay), enc)?;
                     Ok(with.saturating_sub(message_tokens(h.message(), enc)?))
@@ -94,8 +95,8 @@ impl<H: MessageHandle> Context<H> {
         enc: Encoding,
     ) -> Result<(usize, u64)> {
         let slot = enc.slot();
-        let raw_total = self.transcript.total_tokens(slot);
-        let t = &self.transcript;
+        let raw_total = self.transcript().total_tokens(slot);
+        let t = self.transcript();
         // What keeping everything from the start of chunk `c` costs, without the specials
         // (paid for apart). Non-increasing in `c`, so the first chunk that fits is found by
         // binary search.

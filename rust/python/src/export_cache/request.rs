@@ -11,9 +11,9 @@ use super::ffi;
 use super::leaves::{Key, Leaves};
 use super::Mode;
 use crate::message::Handle;
-use ctxfold_core::formats::out::Piece;
-use ctxfold_core::formats::J;
 use ctxfold_core::Message;
+use ctxfold_core::Piece;
+use ctxfold_core::J;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString};
 use rustc_hash::FxHashMap;
@@ -103,7 +103,7 @@ impl<'py, 'r> Build<'py, 'r> {
             J::Val(v) => self.value(v)?,
             J::Owned(v) => crate::pyser::to_object(py, v)?,
             J::Json(v) => self
-                .leaf(Key::json(v), || ctxfold_core::json::compact_json(v))
+                .leaf(Key::json(v), || ctxfold_core::compact_json(v))
                 .into_any(),
             J::Obj(entries) => self.dict(entries)?.into_any(),
             J::Of(m, entries) => {
@@ -177,7 +177,7 @@ impl<'py, 'r> Build<'py, 'r> {
 
     fn dict(
         &mut self,
-        entries: &[(ctxfold_core::formats::out::Key<'r>, J<'r>)],
+        entries: &[(ctxfold_core::PieceKey<'r>, J<'r>)],
     ) -> PyResult<Bound<'py, PyDict>> {
         let py = self.py;
         let d = PyDict::new(py);

@@ -10,7 +10,7 @@
 mod answers;
 mod outline;
 
-pub use outline::{Outline, OutlineAnswer, OutlineCall, OutlineStep, Target};
+pub use outline::{OutlineStep, Target};
 
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::message::CallSrc;
@@ -254,10 +254,6 @@ pub fn own_calls(m: &Message) -> Vec<Call<'_>> {
             }
         })
         .collect()
-}
-
-pub fn plan<'a>(messages: &[&'a Message], grammar: Grammar, target: &str) -> Plan<'a> {
-    plan_with(messages, grammar, target, None)
 }
 
 /// A tool message that answers no call but is sent where it is (a framework's message kind
