@@ -116,7 +116,7 @@ fn nearest_even(x: f64, digits: String, exp: i32) -> String {
         && exact_digits.starts_with(low)
         && exact_digits[n..].starts_with('5')
         && exact_digits[n + 1..].bytes().all(|b| b == b'0');
-    if tie && (other.as_bytes()[n - 1] - b'0') % 2 == 0 {
+    if tie && (other.as_bytes()[n - 1] - b'0').is_multiple_of(2) {
         other
     } else {
         digits
