@@ -11,12 +11,12 @@ new head, matches nothing, and they write nothing — no exception, no table loc
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, StoredContext, Write, listed
+from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -128,8 +128,8 @@ class PostgresBackend:
     def __init__(self, url: str) -> None:
         self._url = url
         self._label = _label(url)
-        self._local = threading.local()
         self._all: list[psycopg.Connection[Any]] = []
+        self._idle: list[psycopg.Connection[Any]] = []
         self._all_lock = threading.Lock()
         try:
             self._run(self._ensure_schema)
@@ -142,21 +142,38 @@ class PostgresBackend:
 
     # ---- connections -------------------------------------------------------------------
 
-    def _con(self) -> psycopg.Connection[Any]:
-        con: psycopg.Connection[Any] | None = getattr(self._local, "con", None)
-        if con is None or con.closed:
-            con = psycopg.connect(self._url, autocommit=True)
-            with self._all_lock:
-                self._all.append(con)
-            self._local.con = con
+    def _acquire(self) -> psycopg.Connection[Any]:
+        """An idle connection of this backend's, or a new one: pooled, not kept per thread
+        (callers on short-lived threads reuse the connections already open)."""
+        with self._all_lock:
+            while self._idle:
+                con = self._idle.pop()
+                if not con.closed:
+                    return con
+        con = psycopg.connect(self._url, autocommit=True)
+        with self._all_lock:
+            self._all.append(con)
         return con
 
     def _run(self, op: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """``op`` on this thread's connection; database errors become ``StoreError``."""
+        """``op`` on a connection of the pool; database errors become ``StoreError``. A
+        connection an error left mid-transaction is closed, not reused."""
         try:
-            return op(self._con())
+            con = self._acquire()
         except psycopg.Error as e:
             raise StoreError(f"{self._name()}: {e}") from e
+        try:
+            return op(con)
+        except psycopg.Error as e:
+            raise StoreError(f"{self._name()}: {e}") from e
+        finally:
+            idle = not con.closed and con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            with self._all_lock:
+                if idle and con in self._all:
+                    self._idle.append(con)
+                elif not idle and con in self._all:
+                    self._all.remove(con)
+                    con.close()
 
     def _ensure_schema(self, con: psycopg.Connection[Any]) -> None:
         with con.transaction():
@@ -186,6 +203,30 @@ class PostgresBackend:
         except StoreError as e:
             if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
                 raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
+            raise
+
+    def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
+        """The appends and the statements pipelined in one transaction: sent together, then
+        the guards' results read (one round trip) before the commit (another)."""
+        def op(con: psycopg.Connection[Any]) -> int | None:
+            refused: int | None = None
+            with con.pipeline(), con.transaction():
+                guards = [con.execute(*append_statement(w)) for w in writes]
+                for sql, params in statements:
+                    con.execute(sql, params)
+                for i, cur in enumerate(guards):
+                    row = cur.fetchone()
+                    if row is None or row[0] != 1:
+                        refused = i
+                        raise psycopg.Rollback()
+            return refused
+
+        try:
+            return self._run(op)
+        except StoreError as e:
+            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+                raise ConflictError(" / ".join(f"context {w.id}: a seq from {w.expected} on is already stored"
+                                               for w in writes)) from e
             raise
 
     def head(self, context_id: str) -> object | None:
@@ -268,6 +309,6 @@ class PostgresBackend:
 
     def close(self) -> None:
         with self._all_lock:
-            cons, self._all = self._all, []
+            cons, self._all, self._idle = self._all, [], []
         for con in cons:
             con.close()
