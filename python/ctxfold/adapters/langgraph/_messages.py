@@ -22,7 +22,7 @@ from ...errors import FormatError
 from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
 from ...formats._plan import Answer, Unplanned, alone
 
-__all__ = ["MessageLog", "is_messages"]
+__all__ = ["MessageLog", "is_messages", "same"]
 
 _SERDE_KEY = "langgraph"
 
@@ -75,7 +75,8 @@ def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
         return Message(role, None, metadata=meta, **kw)
 
 
-def _same(a: BaseMessage, b: BaseMessage) -> bool:
+def same(a: BaseMessage, b: BaseMessage) -> bool:
+    """The same message: the very object, or one of its class ``==`` to it."""
     return a is b or (a.id == b.id and type(a) is type(b) and a == b)
 
 
@@ -93,9 +94,6 @@ class MessageLog:
         self.objects: dict[Message, BaseMessage] = {}
         self._head: list[BaseMessage] | None = None
         self._head_seq = -1
-        # the checkpoint this saver last recorded on the log (a put whose parent it is needs
-        # no look at the store first)
-        self.last_checkpoint: str | None = None
         self.token = ctx.created_at.isoformat()
 
     # ---- reading -------------------------------------------------------------------------
@@ -140,7 +138,7 @@ class MessageLog:
         ops: list[tuple[str, int, int, list[tuple[Message, BaseMessage]]]] = []
         n, m = len(head), len(target)
         i = j = 0
-        while i < n and j < m and _same(head[i], target[j]):
+        while i < n and j < m and same(head[i], target[j]):
             i += 1
             j += 1
         if i < n:
@@ -150,11 +148,11 @@ class MessageLog:
             while i < n:
                 h = head[i]
                 t = target[j] if j < m else None
-                if t is not None and (_same(h, t) or (t.id is not None and t.id == h.id)):
+                if t is not None and (same(h, t) or (t.id is not None and t.id == h.id)):
                     if removing:
                         ops.append(("remove", pos, pos + removing - 1, []))
                         removing = 0
-                    if not _same(h, t):
+                    if not same(h, t):
                         ops.append(("replace", pos, 0, [self._converted(t)]))
                     pos += 1
                     i += 1

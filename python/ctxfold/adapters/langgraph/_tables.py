@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ...errors import StoreError
+from ...stores._rows import Statement
 from ...stores._sqlite import close_all
 
 __all__ = ["Tables", "CheckpointRow"]
@@ -79,8 +80,8 @@ class Tables:
     def __init__(self, *, postgres: str | None = None, path: str | None = None) -> None:
         self._pg = postgres
         self._path = path
-        self._local = threading.local()
         self._all: list[Any] = []
+        self._idle: list[Any] = []
         self._lock = threading.Lock()
         self._memory: sqlite3.Connection | None = None
         if postgres is None and path is None:
@@ -98,51 +99,78 @@ class Tables:
 
     # ---- connections -----------------------------------------------------------------------
 
-    def _con(self) -> Any:
+    def _acquire(self) -> Any:
+        """An idle connection, or a new one: pooled, so that callers on short-lived threads
+        (LangGraph's executor is made anew for each run) reuse the ones already open."""
         if self._memory is not None:
             return self._memory
-        con = getattr(self._local, "con", None)
-        if con is None or getattr(con, "closed", False):
-            if self._pg is not None:
-                import psycopg
+        with self._lock:
+            while self._idle:
+                con = self._idle.pop()
+                if not getattr(con, "closed", False):
+                    return con
+        if self._pg is not None:
+            import psycopg
 
-                con = psycopg.connect(self._pg, autocommit=True)
-            else:
-                assert self._path is not None
-                con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
-                con.execute("PRAGMA journal_mode=WAL")
-                # As the store's own connections: a commit survives any crash of the process.
-                con.execute("PRAGMA synchronous=NORMAL")
-            with self._lock:
-                self._all.append(con)
-            self._local.con = con
+            con = psycopg.connect(self._pg, autocommit=True)
+        else:
+            assert self._path is not None
+            con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA journal_mode=WAL")
+            # As the store's own connections: a commit survives any crash of the process.
+            con.execute("PRAGMA synchronous=NORMAL")
+        with self._lock:
+            self._all.append(con)
         return con
+
+    def _release(self, con: Any) -> None:
+        if con is self._memory:
+            return
+        if self._pg is not None:
+            import psycopg
+
+            clean = not con.closed and con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        else:
+            clean = not con.in_transaction
+        with self._lock:
+            if clean and con in self._all:
+                self._idle.append(con)
+            elif con in self._all:
+                self._all.remove(con)
+                con.close()
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         """A cursor in one transaction (the in-memory database: under a lock)."""
         try:
             with self._lock if self._memory is not None else _nolock():
-                con = self._con()
-                if self._pg is not None:
-                    # One round trip for the statements of a write (a read waits for its rows).
-                    with con.pipeline(), con.transaction():
-                        yield con.cursor()
-                    return
-                con.execute("BEGIN IMMEDIATE")
+                con = self._acquire()
                 try:
-                    yield con
-                except BaseException:
-                    con.execute("ROLLBACK")
-                    raise
-                con.execute("COMMIT")
+                    if self._pg is not None:
+                        # One round trip for the statements of a write (a read waits for its rows).
+                        with con.pipeline(), con.transaction():
+                            yield con.cursor()
+                        return
+                    con.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield con
+                    except BaseException:
+                        con.execute("ROLLBACK")
+                        raise
+                    con.execute("COMMIT")
+                finally:
+                    self._release(con)
         except (sqlite3.Error, _pg_error()) as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
     def _pg_write(self, sql: str, params: dict[str, Any]) -> None:
         """One statement in autocommit: its own transaction, one round trip."""
         try:
-            self._con().execute(sql, params)
+            con = self._acquire()
+            try:
+                con.execute(sql, params)
+            finally:
+                self._release(con)
         except _pg_error() as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
@@ -162,27 +190,37 @@ class Tables:
 
     def close(self) -> None:
         with self._lock:
+            self._idle.clear()
             close_all(self._all)
 
     # ---- checkpoints -----------------------------------------------------------------------
 
-    def put_checkpoint(self, row: CheckpointRow, run_id: str | None,
-                       blobs: Sequence[tuple[str, str, str, bytes]]) -> None:
+    def put_statements(self, row: CheckpointRow, run_id: str | None,
+                       blobs: Sequence[tuple[str, str, str, bytes]]) -> list[Statement]:
+        """The statements that store a checkpoint with its channel blobs (PostgreSQL: one)."""
         thread_id, ns = row[0], row[1]
-        if self._pg is not None:  # one statement: one round trip, one transaction
-            self._pg_write(_PG_PUT, {
+        if self._pg is not None:
+            return [(_PG_PUT, {
                 "t": row[0], "ns": row[1], "id": row[2], "parent": row[3], "type": row[4], "cp": row[5],
                 "md_type": row[6], "md": row[7], "run_id": run_id, "channels": [b[0] for b in blobs],
-                "versions": [b[1] for b in blobs], "types": [b[2] for b in blobs], "blobs": [b[3] for b in blobs]})
-            return
+                "versions": [b[1] for b in blobs], "types": [b[2] for b in blobs], "blobs": [b[3] for b in blobs]})]
         up = self._upsert("ctxfold_lg_checkpoints", _COLUMNS + ", run_id", 9, "thread_id, checkpoint_ns, checkpoint_id")
         ub = self._upsert("ctxfold_lg_blobs", "thread_id, checkpoint_ns, channel, version, type, blob", 6,
                           "thread_id, checkpoint_ns, channel, version")
+        return [*((ub, (thread_id, ns, channel, version, kind, data)) for channel, version, kind, data in blobs),
+                (up, (*row, run_id))]
+
+    def run(self, statements: Sequence[Statement]) -> None:
+        """``statements`` in one transaction on this object's own connection (PostgreSQL: a
+        single statement runs in autocommit, one round trip)."""
+        if self._pg is not None and len(statements) == 1:
+            sql, params = statements[0]
+            self._pg_write(sql, params)
+            return
 
         def op(ex: Callable[..., Any]) -> None:
-            for channel, version, kind, data in blobs:
-                ex(ub, (thread_id, ns, channel, version, kind, data))
-            ex(up, (*row, run_id))
+            for sql, params in statements:
+                ex(sql, params)
 
         self._run(op)
 
@@ -230,11 +268,26 @@ class Tables:
                           f"AND ({pairs})", params)
         return [(r[0], r[1], bytes(r[2])) for r in rows]
 
-    def message_channels(self, thread_id: str, kind: str) -> list[tuple[str, str]]:
-        """(namespace, channel) of every blob of type ``kind`` in the thread."""
-        return [(r[0], r[1]) for r in self._read(
-            "SELECT DISTINCT checkpoint_ns, channel FROM ctxfold_lg_blobs WHERE thread_id = ? AND type = ?",
+    def blobs_of_kind(self, thread_id: str, kind: str) -> list[tuple[str, str, str, bytes]]:
+        """(namespace, channel, version, data) of every blob of type ``kind`` in the thread."""
+        return [(r[0], r[1], r[2], bytes(r[3])) for r in self._read(
+            "SELECT checkpoint_ns, channel, version, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND type = ?",
             (thread_id, kind))]
+
+    def blob_keys(self, thread_id: str) -> list[tuple[str, str, str]]:
+        """(namespace, channel, version) of every blob of the thread."""
+        return [(r[0], r[1], r[2]) for r in self._read(
+            "SELECT checkpoint_ns, channel, version FROM ctxfold_lg_blobs WHERE thread_id = ?", (thread_id,))]
+
+    def delete_blobs(self, thread_id: str, keys: Sequence[tuple[str, str, str]]) -> None:
+        """The thread's blobs (namespace, channel, version)."""
+        def op(ex: Callable[..., Any]) -> None:
+            for ns, channel, version in keys:
+                ex("DELETE FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+                   "AND version = ?", (thread_id, ns, channel, version))
+
+        if keys:
+            self._run(op)
 
     # ---- pending writes --------------------------------------------------------------------
 
@@ -291,18 +344,6 @@ class Tables:
         return [(r[0], r[1], r[2]) for r in self._read(
             f"SELECT thread_id, checkpoint_ns, checkpoint_id FROM ctxfold_lg_checkpoints WHERE run_id IN ({marks})",
             list(run_ids))]
-
-    def delete_blobs_except(self, thread_id: str, ns: str, keep: dict[str, Any]) -> None:
-        """Every blob of the thread's namespace but the channel versions in ``keep``."""
-        def op(ex: Callable[..., Any]) -> None:
-            rows = ex("SELECT channel, version FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ?",
-                      (thread_id, ns)).fetchall()
-            for channel, version in rows:
-                if channel not in keep or str(keep[channel]) != version:
-                    ex("DELETE FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
-                       "AND version = ?", (thread_id, ns, channel, version))
-
-        self._run(op)
 
     def namespaces(self, thread_id: str) -> list[str]:
         return [r[0] for r in self._read("SELECT DISTINCT checkpoint_ns FROM ctxfold_lg_checkpoints WHERE thread_id = ?",
