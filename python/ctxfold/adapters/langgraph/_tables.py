@@ -163,15 +163,16 @@ class Tables:
         except (sqlite3.Error, _pg_error()) as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
-    def _pg_write(self, sql: str, params: dict[str, Any]) -> None:
+    def _write1(self, sql: str, params: Any) -> None:
         """One statement in autocommit: its own transaction, one round trip."""
         try:
-            con = self._acquire()
-            try:
-                con.execute(sql, params)
-            finally:
-                self._release(con)
-        except _pg_error() as e:
+            with self._lock if self._memory is not None else _nolock():
+                con = self._acquire()
+                try:
+                    con.execute(sql, params)
+                finally:
+                    self._release(con)
+        except (sqlite3.Error, _pg_error()) as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
     def _q(self, sql: str) -> str:
@@ -197,25 +198,27 @@ class Tables:
 
     def put_statements(self, row: CheckpointRow, run_id: str | None,
                        blobs: Sequence[tuple[str, str, str, bytes]]) -> list[Statement]:
-        """The statements that store a checkpoint with its channel blobs (PostgreSQL: one)."""
+        """The statements that store a checkpoint with its channel blobs: PostgreSQL one,
+        SQLite two (the blobs in one multi-row upsert, then the checkpoint)."""
         thread_id, ns = row[0], row[1]
         if self._pg is not None:
             return [(_PG_PUT, {
                 "t": row[0], "ns": row[1], "id": row[2], "parent": row[3], "type": row[4], "cp": row[5],
                 "md_type": row[6], "md": row[7], "run_id": run_id, "channels": [b[0] for b in blobs],
                 "versions": [b[1] for b in blobs], "types": [b[2] for b in blobs], "blobs": [b[3] for b in blobs]})]
-        up = self._upsert("ctxfold_lg_checkpoints", _COLUMNS + ", run_id", 9, "thread_id, checkpoint_ns, checkpoint_id")
-        ub = self._upsert("ctxfold_lg_blobs", "thread_id, checkpoint_ns, channel, version, type, blob", 6,
-                          "thread_id, checkpoint_ns, channel, version")
-        return [*((ub, (thread_id, ns, channel, version, kind, data)) for channel, version, kind, data in blobs),
-                (up, (*row, run_id))]
+        out: list[Statement] = []
+        for chunk in _chunks(blobs):
+            out.append((_SQLITE_BLOBS + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)),
+                        [x for channel, version, kind, data in chunk for x in (thread_id, ns, channel, version, kind, data)]))
+        out.append((_SQLITE_CHECKPOINT, (*row, run_id)))
+        return out
 
     def run(self, statements: Sequence[Statement]) -> None:
-        """``statements`` in one transaction on this object's own connection (PostgreSQL: a
-        single statement runs in autocommit, one round trip)."""
-        if self._pg is not None and len(statements) == 1:
-            sql, params = statements[0]
-            self._pg_write(sql, params)
+        """``statements`` in one transaction on this object's own connections (a single
+        statement runs in autocommit: one round trip)."""
+        if len(statements) <= 1:
+            if statements:
+                self._write1(*statements[0])
             return
 
         def op(ex: Callable[..., Any]) -> None:
@@ -223,13 +226,6 @@ class Tables:
                 ex(sql, params)
 
         self._run(op)
-
-    def _upsert(self, table: str, columns: str, n: int, key: str) -> str:
-        marks = ", ".join(["?"] * n)
-        if self._pg is None:
-            return f"INSERT OR REPLACE INTO {table} ({columns}) VALUES ({marks})"
-        sets = ", ".join(f"{c} = EXCLUDED.{c}" for c in (c.strip() for c in columns.split(",")) if c not in key)
-        return f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {sets}"
 
     def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str | None) -> CheckpointRow | None:
         if checkpoint_id is None:
@@ -297,23 +293,16 @@ class Tables:
         (LangGraph's special channels); else keep them."""
         columns = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
         if self._pg is not None:  # one statement
-            self._pg_write(_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
+            self._write1(_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
                 "t": thread_id, "ns": ns, "cp": checkpoint_id, "task": task_id, "path": task_path,
                 "idx": [r[0] for r in rows], "channels": [r[1] for r in rows], "types": [r[2] for r in rows],
                 "blobs": [r[3] for r in rows]})
             return
-        if replace:
-            sql = self._upsert("ctxfold_lg_writes", columns, 9, "thread_id, checkpoint_ns, checkpoint_id, task_id, idx")
-        elif self._pg is None:
-            sql = f"INSERT OR IGNORE INTO ctxfold_lg_writes ({columns}) VALUES ({', '.join(['?'] * 9)})"
-        else:
-            sql = f"INSERT INTO ctxfold_lg_writes ({columns}) VALUES ({', '.join(['?'] * 9)}) ON CONFLICT DO NOTHING"
-
-        def op(ex: Callable[..., Any]) -> None:
-            for idx, channel, kind, data in rows:
-                ex(sql, (thread_id, ns, checkpoint_id, task_id, idx, channel, kind, data, task_path))
-
-        self._run(op)
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        self.run([(f"{verb} INTO ctxfold_lg_writes ({columns}) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
+                   [x for idx, channel, kind, data in chunk
+                    for x in (thread_id, ns, checkpoint_id, task_id, idx, channel, kind, data, task_path)])
+                  for chunk in _chunks(rows)])
 
     def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[tuple[str, str, str, bytes, str, int]]:
         """(task_id, channel, type, data, task_path, idx), in no particular order."""
@@ -360,6 +349,17 @@ class Tables:
                    (target, source))
 
         self._run(op)
+
+
+_SQLITE_BLOBS = ("INSERT OR REPLACE INTO ctxfold_lg_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+                 "VALUES ")
+_SQLITE_CHECKPOINT = (f"INSERT OR REPLACE INTO ctxfold_lg_checkpoints ({_COLUMNS}, run_id) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def _chunks(rows: Sequence[T], size: int = 500) -> list[Sequence[T]]:
+    """Rows in groups small enough for one SQLite statement's parameters."""
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
 
 
 def _row(r: Sequence[Any]) -> CheckpointRow:
