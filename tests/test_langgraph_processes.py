@@ -71,6 +71,8 @@ def test_processes_on_one_postgres_store_lose_nothing(pg_url) -> None:
         assert '["langgraph", "shared", "", "messages"]' in {log.id for log in logs}
         logged = [e.message.id for log in logs for e in log.events() if e.message is not None]
         assert {f"h-{p}-{n}-shared" for p in range(PROCS) for n in range(TURNS)} <= set(logged)
+        # a fork branches from a log of the thread, or (a first list whose parent had none, put
+        # by a process that lost the race to start the main log) from nothing
         forks = [log for log in logs if log.id != '["langgraph", "shared", "", "messages"]']
-        assert all(log.origin_context_id is not None and log.origin_context_id.startswith('["langgraph", "shared", ')
+        assert all(log.origin_context_id is None or log.origin_context_id.startswith('["langgraph", "shared", ')
                    for log in forks)
