@@ -25,10 +25,12 @@ import asyncio
 import json
 import os
 import random
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext as _nolock
 from typing import Any, TypeVar
 
 try:
@@ -96,6 +98,12 @@ class ContextSaver(BaseCheckpointSaver[str]):
         else:
             self._tables = Tables(path=backend._path)
         self._logs = Logs(self.store, self.serde)
+        # LangGraph writes a checkpoint and a task's pending writes from two threads at once.
+        # SQLite has one writer per file: two connections racing for it meet SQLITE_BUSY and
+        # sleep in its busy handler (milliseconds), so this saver's writes take turns here
+        # instead. PostgreSQL locks rows, not the database: no lock.
+        self._sqlite_writes: threading.Lock | None = None if backend is not None and hasattr(backend, "_url") \
+            else threading.Lock()
         # (thread, namespace, checkpoint id) → its message channels' segments: facts that
         # never change, so that a put finds its parent's without a read.
         self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()
@@ -207,10 +215,11 @@ class ContextSaver(BaseCheckpointSaver[str]):
                                 plain[channel] = self.serde.dumps_typed(value)
                             blobs.append((channel, str(version), *plain[channel]))
                     statements = self._tables.put_statements(row, str(run_id) if run_id is not None else None, blobs)
-                    if self.store is None:
-                        self._tables.run(statements)
-                    else:
-                        self.store._save_with([log.ctx for log in staged], statements)
+                    with self._sqlite_writes or _nolock():
+                        if self.store is None:
+                            self._tables.run(statements)
+                        else:
+                            self.store._save_with([log.ctx for log in staged], statements)
                 except (ConflictError, KeyError) as e:
                     # Another writer saved to a log first (or deleted one): read again, redo.
                     self._logs.drop(staged)
@@ -238,8 +247,9 @@ class ContextSaver(BaseCheckpointSaver[str]):
         for idx, (channel, value) in enumerate(writes):
             kind, data = self.serde.dumps_typed(value)
             rows.append((WRITES_IDX_MAP.get(channel, idx), channel, kind, data))
-        self._tables.put_writes(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id,
-                                task_path, rows, replace=all(w[0] in WRITES_IDX_MAP for w in writes))
+        with self._sqlite_writes or _nolock():
+            self._tables.put_writes(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), conf["checkpoint_id"],
+                                    task_id, task_path, rows, replace=all(w[0] in WRITES_IDX_MAP for w in writes))
 
     # ---- reading ---------------------------------------------------------------------------
 
