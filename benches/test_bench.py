@@ -137,7 +137,7 @@ def counted_text(d):
                 pieces.append(f"{p['name']}({a if isinstance(a, str) else json.dumps(a, separators=(',', ':'))})")
             elif t == "tool_result":
                 pieces.append(p["content"] if isinstance(p["content"], str) else json.dumps(p["content"]))
-            elif t in ("image", "audio", "video", "file", "pdf"):
+            elif t in ("image", "image_url", "input_image", "audio", "video", "file", "pdf"):
                 media += 1
             else:
                 pieces.append(json.dumps(p, separators=(",", ":")))

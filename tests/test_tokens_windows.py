@@ -34,7 +34,7 @@ def expected(enc, m: Message) -> int:
                 pieces.append(call(d.get("name"), d.get("arguments")))
             elif t == "tool_result":
                 pieces.append(d["content"] if isinstance(d["content"], str) else dumps(d["content"]))
-            elif t in ("image", "audio", "video", "file", "pdf"):
+            elif t in ("image", "image_url", "input_image", "audio", "video", "file", "pdf"):
                 media += 1
             else:
                 pieces.append(dumps(d))

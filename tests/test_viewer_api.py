@@ -13,7 +13,7 @@ from ctxfold.viewer._app import make_app
 from starlette.testclient import TestClient
 
 MESSAGE_KEYS = set(Message.user("x").to_dict()) | {"position", "text", "parts", "tokens", "seq", "compaction"}
-LIST_KEYS = {"id", "created_at", "updated_at", "next_seq", "message_count", "agent_name"}
+LIST_KEYS = {"id", "created_at", "updated_at", "next_seq", "message_count", "agent_name", "origin_context_id"}
 
 
 @pytest.fixture

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 
-from ._console import failed, interruptible, note, print_stats, safe_console, timed
+from ._console import interruptible, note, print_stats, reported, safe_console, timed
 from ._context import Context
 from ._core import Message, SystemPromptMessage, ToolDefinitionsMessage, __version__, encodings
 from ._files import report, write_json
@@ -158,19 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd in ("show", "serve"):
         # The viewer runs in the main thread (a server handles its own signals).
         return run_viewer(a)
-    try:
-        code = interruptible(lambda: run(a))
-        sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at exit
-        return code
-    except BrokenPipeError:
-        # The reader went away (``ctxfold demo | head``): stop quietly, as other tools do. Output
-        # still buffered goes to devnull, so the flush at exit does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except (OSError, ValueError, RecursionError) as e:
-        # Bad files are the user's to fix: one line saying what and where, no traceback.
-        return failed(e)
-
+    return interruptible(lambda: reported(lambda: run(a)))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -74,15 +74,43 @@ def print_stats(ctx: Context) -> None:
         print(f"tokens {enc}: {ctx.total_token_count(enc):,}")
 
 
-def failed(e: BaseException) -> int:
-    """One line on stderr saying what went wrong (no traceback: bad input is the user's to fix),
-    and the exit status 1."""
-    if isinstance(e, RecursionError):
-        text = "the input is nested too deeply to read"
-    else:
-        text = str(e)
+def error(text: str) -> int:
+    """``ctxfold: error: TEXT`` on stderr, and the exit status 1."""
     print(f"ctxfold: error: {text}", file=sys.stderr)
     return 1
+
+
+def failed(e: BaseException) -> int:
+    """One line on stderr saying what went wrong (no traceback: bad input is the user's to fix),
+    and the exit status 1. The line is the message's first (a decode error names its place
+    there)."""
+    if isinstance(e, RecursionError):
+        return error("the input is nested too deeply to read")
+    text = str(e)
+    return error(text.splitlines()[0] if text else type(e).__name__)
+
+
+def reported(command: Callable[[], int], *, holder: str | None = None) -> int:
+    """The exit status of ``command()``, with what a user can get wrong reported as one line
+    and status 1 instead of a traceback: bad files, rows and arguments, a missing extra, and
+    when ``holder`` names where contexts are looked up, an unknown context id (``KeyError``).
+    A reader that went away (``ctxfold demo | head``) stops the command quietly."""
+    from .errors import ContextError
+
+    try:
+        code = command()
+        sys.stdout.flush()  # inside the try: a closed pipe is seen here, not at exit
+        return code
+    except BrokenPipeError:
+        # Output still buffered goes to devnull, so the flush at exit does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyError as e:
+        if holder is None:
+            raise
+        return error(f"no context {e.args[0]!r} in {holder}")
+    except (ContextError, OSError, ValueError, ImportError, RecursionError) as e:
+        return failed(e)
 
 
 def interruptible(f: Callable[[], T]) -> T:

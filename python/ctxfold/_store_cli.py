@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from ._console import note, print_stats, timed
+from ._console import error, note, print_stats, reported, timed
 from ._context import Context
 from ._files import report, write_json
 from .errors import ContextError
@@ -37,7 +37,7 @@ def add_store_parser(sub: Any) -> None:
 
 def run_store(a: argparse.Namespace) -> int:
     if sum(x is not None for x in (a.id, a.imports, a.export)) > 1:
-        print("ctxfold: error: give one of ID, --import, --export", file=sys.stderr)
+        error("give one of ID, --import, --export")
         return 2
     absent = None if a.imports else _absent_sqlite(a.url)
     if absent is not None:
@@ -45,25 +45,21 @@ def run_store(a: argparse.Namespace) -> int:
         if a.id is None and a.export is None:
             print(f"0 contexts: no store at {absent}")
             return 0
-        print(f"ctxfold: error: no store at {absent}", file=sys.stderr)
-        return 1
-    try:
-        with Store(a.url) as store:
-            if a.imports:
-                return _import(store, a.imports, a.progress or sys.stderr.isatty())
-            if a.export:
-                context_id, dst = a.export
-                _export(store, context_id, dst, pretty=a.pretty)
-            elif a.id is not None:
-                _show(store, a.id)
-            else:
-                _list(store, a.limit, a.offset)
-    except KeyError as e:
-        print(f"ctxfold: error: no context {e.args[0]!r} in the store", file=sys.stderr)
-        return 1
-    except (ContextError, OSError, ValueError, ImportError) as e:
-        print(f"ctxfold: error: {e}", file=sys.stderr)
-        return 1
+        return error(f"no store at {absent}")
+    return reported(lambda: _run(a), holder="the store")
+
+
+def _run(a: argparse.Namespace) -> int:
+    with Store(a.url) as store:
+        if a.imports:
+            return _import(store, a.imports, a.progress or sys.stderr.isatty())
+        if a.export:
+            context_id, dst = a.export
+            _export(store, context_id, dst, pretty=a.pretty)
+        elif a.id is not None:
+            _show(store, a.id)
+        else:
+            _list(store, a.limit, a.offset)
     return 0
 
 
@@ -151,7 +147,7 @@ def _import(store: Store, files: list[str], progress: bool) -> int:
     bar.show(done, len(files), "")
     bar.close()
     for line in failed:
-        print(f"ctxfold: error: {line}", file=sys.stderr)
+        error(line)
     print(f"imported {len(files) - len(failed)} of {len(files)} files ({events:,} events) into {store.url}")
     return 1 if failed else 0
 

@@ -8,7 +8,9 @@ The tests come from the SDK's source distribution for the installed version (fet
 ``pytest-asyncio``, ``pytest-mock`` and ``inline-snapshot`` (the SDK's dev group). The test
 files below are the ones that construct ``SQLiteSession`` and drive runs through it; tests of
 SQLite internals (table names, raw SQL, connections) are deselected by name in ``DESELECT``,
-each with the reason it cannot apply to a store that is not the SDK's SQLite schema.
+each with the reason it cannot apply to a store that is not the SDK's SQLite schema. The SDK
+tests' in-memory list session (``tests.utils.simple_session.SimpleListSession``, which
+``tests/deferred_session_writes/`` and the compaction tests construct) is a ContextSession too.
 """
 
 from __future__ import annotations
@@ -64,11 +66,6 @@ DESELECT: dict[str, str] = {
     "test_sqlite_session_failed_pop_item_releases_write_lock": "raw SQL on agent_sessions / agent_messages",
     "test_handoff_resume_after_cancelled_compaction_commits": "patches SQLiteSession._insert_items to cancel "
     "inside its write",
-    "test_automatic_compaction_rollback_budget": "its native case needs SQLiteSession._get_compaction_snapshot, "
-    "the SDK's private atomic suffix replacement, which SQLiteSession offers for its exact type only (the "
-    "other case runs on the SDK's own list session)",
-    "test_settled_pop_failure_invalidates_response_chain": _POOL + " (_connections_lock)",
-    "test_settled_clear_failure_invalidates_response_chain": _POOL + " (_connections_lock)",
 }
 
 

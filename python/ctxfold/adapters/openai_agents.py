@@ -157,6 +157,65 @@ class ContextSession:
         self._check_open()
         await self._log.write(lambda ctx: ctx.clear())
 
+    # ---- the SDK's atomic compaction ----------------------------------------------------------
+
+    async def _get_compaction_snapshot(
+        self, limit: int, *, prune_prefix: Callable[[TResponseInputItem], bool] | None = None
+    ) -> Any:
+        """The SDK's compaction protocol (what its ``OpenAIResponsesCompactionSession`` asks a
+        backend for before an automatic compaction): the last ``limit`` items, whether they are
+        the whole history, and ``replace_suffix(start, output)``, which swaps the items from
+        ``start`` of that read for ``output`` in one write — if those items are still the last
+        ones (else ``False`` and nothing written). ``prune_prefix`` (the SDK's
+        ``EncryptedSession`` passes one) also removes, in that same write, the oldest items it
+        says are expired. On a store the write is one save: one transaction, and a conflict
+        with another writer re-checks the suffix against what is stored now.
+
+        ``None`` (no snapshot: the SDK then reads the whole history) from a subclass that
+        overrides how items are read or written, whose own rules a snapshot would bypass."""
+        if not _snapshot_safe(type(self)):
+            return None
+        try:
+            from agents.memory.session import _CompactionSnapshot
+        except ImportError:  # an SDK without the protocol never asks for it
+            return None
+        self._check_open()
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be an int >= 1, got {limit!r}")
+
+        def read(ctx: Context) -> tuple[list[str], list[TResponseInputItem], bool]:
+            tail = ctx._tail(limit)
+            return [m.id for m in tail], _items(tail), ctx.message_count <= limit
+
+        ids, items, complete = await self._log.read(read)
+
+        async def replace_suffix(start: int, output: list[TResponseInputItem]) -> bool:
+            expected = ids[start:]
+            if not expected:
+                return False
+            replacement = _messages(output)  # a malformed item: FormatError before anything is written
+
+            def replace(ctx: Context) -> bool:
+                n, k = ctx.message_count, len(expected)
+                if n < k or [m.id for m in ctx._tail(k)] != expected:
+                    return False  # the suffix changed since it was read
+                first = n - k
+                expired = 0
+                if prune_prefix is not None:
+                    for item in _items(ctx[:first]):
+                        if not prune_prefix(item):
+                            break
+                        expired += 1
+                ctx.remove_message_range(first, n - 1)
+                if expired:
+                    ctx.remove_message_range(0, expired - 1)
+                ctx.add_messages(replacement)
+                return True
+
+            return await self._log.write(replace)
+
+        return _CompactionSnapshot(items, complete, replace_suffix)
+
     # ---- extras ------------------------------------------------------------------------------
 
     def token_window(self, max_tokens: int, encoding: str = "o200k_base") -> SessionInputCallback:
@@ -232,6 +291,15 @@ def _is_opaque(item: Any) -> bool:
 
 def _wrap_opaque(item: dict[str, Any]) -> dict[str, Any]:
     return {"type": _OPAQUE, "item": item}
+
+
+_SESSION_METHODS = ("get_items", "add_items", "pop_item", "clear_session")
+
+
+def _snapshot_safe(cls: type) -> bool:
+    """Whether a snapshot's direct reads and writes of the Context are what ``cls`` would do:
+    it keeps ContextSession's own session methods."""
+    return all(getattr(cls, name, None) is getattr(ContextSession, name) for name in _SESSION_METHODS)
 
 
 def _fitting_suffix(messages: list[Message], budget: int, encoding: str) -> int:

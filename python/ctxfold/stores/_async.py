@@ -19,6 +19,9 @@ from ._front import (
     check_context,
     check_id,
     check_page,
+    check_prefix,
+    check_scan_deps,
+    check_tail,
     conflict_message,
     loaded,
     refresh_apply,
@@ -26,9 +29,12 @@ from ._front import (
     refresh_needed,
     save_plan,
     saved,
+    scanned,
+    scanned_deps,
     stored_head,
+    stored_tail,
 )
-from ._rows import Read, StoredContext, Write
+from ._rows import Read, StoredContext, StoredTail, Write
 from ._store import where
 
 __all__ = ["AsyncStore"]
@@ -43,6 +49,8 @@ class _AsyncBackend(Protocol):
     async def peek(self, context_id: str) -> tuple[int, str] | None: ...
     async def read(self, context_id: str) -> Read | None: ...
     async def read_since(self, context_id: str, seq: int, ord: int) -> Read | None: ...
+    async def tail(self, context_id: str, count: int, before: int | None) -> Read | None: ...
+    async def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, Any]]: ...
     async def list(self, limit: int, offset: int) -> list[StoredContext]: ...
     async def contains(self, context_id: str) -> bool: ...
     async def delete(self, context_id: str) -> bool: ...
@@ -95,6 +103,14 @@ class _ThreadedSQLite:
     async def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
         r: Read | None = await self._call("read_since", context_id, seq, ord)
         return r
+
+    async def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        r: Read | None = await self._call("tail", context_id, count, before)
+        return r
+
+    async def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, Any]]:
+        rows: list[tuple[str, Any]] = await self._call("scan", prefix, deps_key)
+        return rows
 
     async def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows: list[StoredContext] = await self._call("list", limit, offset)
@@ -222,6 +238,24 @@ class AsyncStore:
             if ctx.stored_seq != expected or ctx.next_seq != expected:
                 raise ConflictError(f"context {ctx.id} changed while it was being refreshed: refresh again")
             return refresh_apply(self._name, ctx, r)
+
+    async def tail(self, context_id: str, count: int, *, before: int | None = None) -> StoredTail:
+        """As ``Store.tail``: the last ``count`` stored events of a context below seq
+        ``before`` (below its head when ``None``), with its head and persisted fields, in one
+        snapshot, without loading the context. Unknown id → ``KeyError``."""
+        check_tail(context_id, count, before)
+        return stored_tail(context_id, await self._db.tail(context_id, count, before))
+
+    async def scan(self, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+        """As ``Store.scan``: (id, persisted fields) of every context whose id starts with
+        ``prefix``, without reading any event."""
+        return scanned(await self._db.scan(check_prefix(prefix), None))
+
+    async def scan_deps(self, prefix: str, key: str) -> list[tuple[str, str | None]]:
+        """As ``Store.scan_deps``: (id, ``deps[key]`` when it is a str, else ``None``) of every
+        context whose id starts with ``prefix``, extracted by the database."""
+        check_scan_deps(prefix, key)
+        return scanned_deps(await self._db.scan(prefix, key))
 
     async def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
         """The contexts, the most recently saved first."""

@@ -5,18 +5,23 @@ and writes between these steps in its own way."""
 
 from __future__ import annotations
 
+import json
+import re
 from types import SimpleNamespace
 from typing import Any
 
 from .. import _core, _runtime
 from .._context import Context
 from ..errors import ConflictError, DecodeError
-from ._rows import Read, Write, count_column
+from ._rows import Read, StoredTail, Write, count_column
 
 __all__ = [
     "check_context",
     "check_id",
     "check_page",
+    "check_prefix",
+    "check_scan_deps",
+    "check_tail",
     "conflict_message",
     "loaded",
     "refresh_apply",
@@ -24,6 +29,9 @@ __all__ = [
     "refresh_needed",
     "save_plan",
     "saved",
+    "scanned",
+    "scanned_deps",
+    "stored_tail",
 ]
 
 
@@ -158,3 +166,57 @@ def _fields_of(context_id: str, runtime: dict[str, Any]) -> SimpleNamespace:
     except DecodeError as e:
         raise DecodeError(f"context {context_id}: {e}") from None
     return fields
+
+
+# ---- tail and scan: the arguments checked, the rows decoded ----------------------------------
+
+
+def check_tail(context_id: object, count: object, before: object) -> str:
+    """The arguments of ``tail`` checked; the id."""
+    if not isinstance(context_id, str):
+        raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
+    for name, v in (("count", count), ("before", 0 if before is None else before)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name} must be an int")
+        if v < 0:
+            raise ValueError(f"{name} must be non-negative, got {v}")
+    return context_id
+
+
+def stored_tail(context_id: str, r: Read | None) -> StoredTail:
+    """What ``tail`` returns from its rows; ``KeyError`` when there were none."""
+    if r is None:
+        raise KeyError(context_id)
+    try:
+        return StoredTail(head=r.head, state=json.loads(r.state), events=[json.loads(data) for _, data in r.events])
+    except ValueError as e:
+        raise DecodeError(f"context {context_id}: a stored row is not JSON: {e}") from None
+
+
+def check_prefix(prefix: object) -> str:
+    if not isinstance(prefix, str):
+        raise TypeError(f"a prefix is a str, got {type(prefix).__name__}")
+    return prefix
+
+
+def scanned(rows: list[tuple[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """``scan``'s (id, persisted fields) from the (id, state text) rows."""
+    out = []
+    for context_id, state in rows:
+        try:
+            out.append((context_id, json.loads(state)))
+        except ValueError as e:
+            raise DecodeError(f"context {context_id}: its stored state is not JSON: {e}") from None
+    return out
+
+
+def check_scan_deps(prefix: object, key: object) -> None:
+    if not isinstance(prefix, str) or not isinstance(key, str):
+        raise TypeError("prefix and key are str")
+    if not re.fullmatch(r"\w+", key, re.ASCII):
+        raise ValueError(f"a deps key to scan is letters, digits and _, got {key!r}")
+
+
+def scanned_deps(rows: list[tuple[str, Any]]) -> list[tuple[str, str | None]]:
+    """``scan_deps``'s (id, value) from the rows: a value that is not a str is ``None``."""
+    return [(cid, value if isinstance(value, str) else None) for cid, value in rows]

@@ -105,6 +105,40 @@ def append_statement(w: Write) -> tuple[str, dict[str, Any]]:
     }
     return (_CREATE_AND_APPEND if w.expected is None else _APPEND), params
 
+_HEAD_STATE = "SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s"
+
+
+def tail_statement(context_id: str, count: int, before: int | None) -> tuple[str, tuple[Any, ...]]:
+    """The events statement of a tail read and its parameters (the sync and async backends
+    share it; it runs after ``_HEAD_STATE`` in one snapshot). Without ``before``, no bound on
+    seq: a snapshot holds no event at or past its head (events and head are written in one
+    transaction). A plain bound or none keeps the plan a backwards walk of the primary key:
+    O(count)."""
+    if before is None:
+        return "SELECT seq, data FROM ctxfold_events WHERE context_id = %s ORDER BY seq DESC LIMIT %s", (context_id, count)
+    return ("SELECT seq, data FROM ctxfold_events WHERE context_id = %s AND seq < %s ORDER BY seq DESC LIMIT %s",
+            (context_id, before, count))
+
+
+def tail_read(head: Any, events: list[Any]) -> Read | None:
+    """A tail read's result from its head row and its events (newest first, as read)."""
+    if head is None:
+        return None
+    events.reverse()
+    return Read(head=int(head[0]), state=head[1], content=[], events=events)
+
+
+def scan_statement(prefix: str, deps_key: str | None) -> tuple[str, Any]:
+    """The statement of a scan and its parameters (shared by the sync and async backends).
+    starts_with, not a range: the order of text under the database's collation need not be
+    byte order, so a range could miss ids."""
+    if deps_key is None:
+        return "SELECT id, state FROM ctxfold_contexts WHERE starts_with(id, %s)", (prefix,)
+    return ("SELECT id, CASE WHEN json_typeof(d -> %(k)s) = 'string' THEN d ->> %(k)s END "
+            "FROM (SELECT id, state::json -> 'deps' AS d FROM ctxfold_contexts WHERE starts_with(id, %(p)s)) s",
+            {"k": deps_key, "p": prefix})
+
+
 def _utc(t: datetime) -> datetime:
     return t.astimezone(timezone.utc)
 
@@ -261,36 +295,20 @@ class PostgresBackend:
         return self._run(op)
 
     def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
-        # Without `before`, no bound on seq: a snapshot holds no event at or past its head
-        # (events and head are written in one transaction). A plain bound or none keeps the
-        # plan a backwards walk of the primary key: O(count).
-        bound, params = ("", (context_id, count)) if before is None else ("AND seq < %s ", (context_id, before, count))
+        sql, params = tail_statement(context_id, count, before)
 
         def op(con: psycopg.Connection[Any]) -> Read | None:
             with con.pipeline(), con.transaction():
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                head = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
-                events = con.execute(f"SELECT seq, data FROM ctxfold_events WHERE context_id = %s {bound}"
-                                     "ORDER BY seq DESC LIMIT %s", params)
-            row = head.fetchone()
-            if row is None:
-                return None
-            rows = events.fetchall()
-            rows.reverse()
-            return Read(head=int(row[0]), state=row[1], content=[], events=rows)
+                head = con.execute(_HEAD_STATE, (context_id,))
+                events = con.execute(sql, params)
+            return tail_read(head.fetchone(), events.fetchall())
 
         return self._run(op)
 
     def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, str]]:
-        # starts_with, not a range: the order of text under the database's collation need not
-        # be byte order, so a range could miss ids.
-        if deps_key is None:
-            return self._run(lambda con: con.execute(
-                "SELECT id, state FROM ctxfold_contexts WHERE starts_with(id, %s)", (prefix,)).fetchall())
-        return self._run(lambda con: con.execute(
-            "SELECT id, CASE WHEN json_typeof(d -> %(k)s) = 'string' THEN d ->> %(k)s END "
-            "FROM (SELECT id, state::json -> 'deps' AS d FROM ctxfold_contexts WHERE starts_with(id, %(p)s)) s",
-            {"k": deps_key, "p": prefix}).fetchall())
+        sql, params = scan_statement(prefix, deps_key)
+        return self._run(lambda con: con.execute(sql, params).fetchall())
 
     def list(self, limit: int, offset: int) -> list[StoredContext]:
         rows = self._run(lambda con: con.execute(

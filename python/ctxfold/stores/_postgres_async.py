@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._postgres import _CREATE, _SCHEMA_LOCK, _utc, append_statement
+from ._postgres import _CREATE, _HEAD_STATE, _SCHEMA_LOCK, _utc, append_statement, scan_statement, tail_read, tail_statement
 from ._rows import Read, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
@@ -154,6 +154,28 @@ class AsyncPostgresBackend:
             return Read(head=int(row[0]), state=row[1], content=content, events=events)
 
         return await self._run(op)
+
+    async def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
+        sql, params = tail_statement(context_id, count, before)
+
+        async def op(con: _Con) -> Read | None:
+            # One snapshot for the head and the events below it.
+            async with con.transaction():
+                await con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                head = await (await con.execute(_HEAD_STATE, (context_id,))).fetchone()
+                events = await (await con.execute(sql, params)).fetchall()
+            return tail_read(head, events)
+
+        return await self._run(op)
+
+    async def scan(self, prefix: str, deps_key: str | None) -> list[tuple[str, Any]]:
+        sql, params = scan_statement(prefix, deps_key)
+
+        async def op(con: _Con) -> list[Any]:
+            return await (await con.execute(sql, params)).fetchall()
+
+        rows: list[tuple[str, Any]] = await self._run(op)
+        return rows
 
     async def list(self, limit: int, offset: int) -> list[StoredContext]:
         async def op(con: _Con) -> list[Any]:

@@ -3,7 +3,6 @@ never rewritten. SQLite (the embedded default) or PostgreSQL (``ctxfold[postgres
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -13,11 +12,14 @@ from types import TracebackType
 from typing import Any
 
 from .._context import Context
-from ..errors import ConflictError, DecodeError, StoreError
+from ..errors import ConflictError, StoreError
 from ._front import (
     check_context,
     check_id,
     check_page,
+    check_prefix,
+    check_scan_deps,
+    check_tail,
     conflict_message,
     loaded,
     refresh_apply,
@@ -25,7 +27,10 @@ from ._front import (
     refresh_needed,
     save_plan,
     saved,
+    scanned,
+    scanned_deps,
     stored_head,
+    stored_tail,
 )
 from ._rows import Backend, Statement, StoredContext, StoredTail
 
@@ -181,47 +186,23 @@ class Store:
         their JSON objects as saved (the event layout of ``docs/format.md``), oldest first;
         ``state`` is the context's persisted fields (``deps``, ``agent_name``, …) as saved.
         Unknown id → ``KeyError``. For readers of a recent window (``docs/store.md``)."""
-        if not isinstance(context_id, str):
-            raise TypeError(f"a context id is a str, got {type(context_id).__name__}")
-        for name, v in (("count", count), ("before", 0 if before is None else before)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError(f"{name} must be an int")
-            if v < 0:
-                raise ValueError(f"{name} must be non-negative, got {v}")
-        r = self._db.tail(context_id, count, before)
-        if r is None:
-            raise KeyError(context_id)
-        try:
-            return StoredTail(head=r.head, state=json.loads(r.state),
-                              events=[json.loads(data) for _, data in r.events])
-        except ValueError as e:
-            raise DecodeError(f"context {context_id}: a stored row is not JSON: {e}") from None
+        check_tail(context_id, count, before)
+        return stored_tail(context_id, self._db.tail(context_id, count, before))
 
     def scan(self, prefix: str) -> list[tuple[str, dict[str, Any]]]:
         """(id, persisted fields) of every context whose id starts with ``prefix``, in no
         particular order, without reading any event: for services that keep a family of
         contexts under one id prefix and list them by their own fields. See
         ``docs/store.md``."""
-        if not isinstance(prefix, str):
-            raise TypeError(f"a prefix is a str, got {type(prefix).__name__}")
-        out = []
-        for context_id, state in self._db.scan(prefix, None):
-            try:
-                out.append((context_id, json.loads(state)))
-            except ValueError as e:
-                raise DecodeError(f"context {context_id}: its stored state is not JSON: {e}") from None
-        return out
+        return scanned(self._db.scan(check_prefix(prefix), None))
 
     def scan_deps(self, prefix: str, key: str) -> list[tuple[str, str | None]]:
         """(id, ``deps[key]``) of every context whose id starts with ``prefix``, where that
         value is a str (else ``None``; ``key``: letters, digits and ``_``), extracted by the database: the rest of each context's
         fields is never decoded, so listing thousands costs little more than reading the
         strings. See ``docs/store.md``."""
-        if not isinstance(prefix, str) or not isinstance(key, str):
-            raise TypeError("prefix and key are str")
-        if not re.fullmatch(r"\w+", key, re.ASCII):
-            raise ValueError(f"a deps key to scan is letters, digits and _, got {key!r}")
-        return [(cid, value if isinstance(value, str) else None) for cid, value in self._db.scan(prefix, key)]
+        check_scan_deps(prefix, key)
+        return scanned_deps(self._db.scan(prefix, key))
 
     def list(self, limit: int = 100, offset: int = 0) -> list[StoredContext]:
         """The contexts, the most recently saved first."""

@@ -5,6 +5,6 @@ local, read-only web page over a file or a store (``pip install ctxfold[viewer]`
 origins, tokens and compactions, its log, token windows and the difference between two seqs."""
 
 from ._model import Compaction, ContextView, Diff, Row, Transcript, Window
-from ._source import ContextSummary, Source, open_source
+from ._source import Source, open_source
 
-__all__ = ["Compaction", "ContextSummary", "ContextView", "Diff", "Row", "Source", "Transcript", "Window", "open_source"]
+__all__ = ["Compaction", "ContextView", "Diff", "Row", "Source", "Transcript", "Window", "open_source"]

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._source import Source
+from ._source import Source, summary_json
 
 __all__ = ["make_app"]
 
@@ -96,7 +96,7 @@ def make_app(source: Source, *, allowed_hosts: list[str] | None = None) -> Starl
         offset = _int(request, "offset", 0, 0)
         q = request.query_params.get("q") or None
         rows, total = source.contexts(_required(limit, "limit"), _required(offset, "offset"), q)
-        return {"contexts": [r.to_json() for r in rows], "total": total}
+        return {"contexts": [summary_json(r) for r in rows], "total": total}
 
     def context(request: Request) -> dict[str, Any]:
         view = source.view(request.path_params["id"])

@@ -9,7 +9,7 @@ import socket
 import sys
 from typing import Any
 
-from ..errors import ContextError
+from .._console import reported
 from ._model import check_encoding
 from ._source import REQUEST_FORMATS, Source, open_source
 from ._terminal import event_lines, transcript_lines, write
@@ -24,41 +24,33 @@ def add_viewer_parsers(sub: Any) -> None:
                        description="Print a context's transcript as shown (or at --seq): one block per message "
                                    "with its position, role, time, exact tokens and a bar, text and parts, and what "
                                    "a summary stands for. Colors on a terminal, plain text when piped.")
-    s.add_argument("source", help=_SOURCE_HELP)
+    _source_arguments(s)
     s.add_argument("id", nargs="?", help="the context, when SOURCE is a store holding more than one")
     s.add_argument("--seq", type=int, help="the transcript as it was when next_seq was SEQ")
     s.add_argument("--window", type=int, metavar="TOKENS", help="mark where a token window of this budget starts")
     s.add_argument("--encoding", default="cl100k_base", help="token encoding (default cl100k_base)")
     s.add_argument("--events", action="store_true", help="list the log instead")
     s.add_argument("--json", action="store_true", help="print the same as JSON (the keys of the web page's API)")
-    s.add_argument("--from", dest="from_", choices=REQUEST_FORMATS, help="SOURCE is a request JSON of this API")
     v = sub.add_parser("serve", help="a local, read-only web page over a file or a store (ctxfold[viewer])",
                        description="Serve a read-only page over SOURCE: its contexts, transcripts with token bars, "
                                    "compactions with their originals, the log, the transcript at any seq, the "
                                    "difference between two seqs and token windows. Binds to loopback by default.")
-    v.add_argument("source", help=_SOURCE_HELP)
+    _source_arguments(v)
     v.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     v.add_argument("--port", type=int, default=8765)
-    v.add_argument("--from", dest="from_", choices=REQUEST_FORMATS, help="SOURCE is a request JSON of this API")
+
+
+def _source_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("source", help=_SOURCE_HELP)
+    p.add_argument("--from", dest="from_", choices=REQUEST_FORMATS, help="SOURCE is a request JSON of this API")
 
 
 def run_viewer(a: argparse.Namespace) -> int:
-    try:
-        if a.cmd == "show":
-            _show(a)
-        else:
-            _serve(a)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except KeyError as e:
-        print(f"ctxfold: error: no context {e.args[0]!r} in {a.source}", file=sys.stderr)
-        return 1
-    except (ContextError, OSError, ValueError, ImportError) as e:
-        # One line: what is wrong and where (a DecodeError names the place in the file).
-        print(f"ctxfold: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
-        return 1
+    return reported(lambda: _run(a), holder=a.source)
+
+
+def _run(a: argparse.Namespace) -> int:
+    (_show if a.cmd == "show" else _serve)(a)
     return 0
 
 

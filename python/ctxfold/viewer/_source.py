@@ -8,7 +8,6 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .._context import Context
@@ -16,41 +15,25 @@ from ..errors import ConflictError
 from ..stores import Store, StoredContext
 from ._model import ContextView
 
-__all__ = ["ContextSummary", "Source", "open_source"]
+__all__ = ["Source", "open_source", "summary_json"]
 
 REQUEST_FORMATS = ("openai_chat", "openai_responses", "anthropic")
 _STORE_PREFIXES = ("sqlite:", "postgresql://", "postgres://")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-@dataclass(frozen=True)
-class ContextSummary:
-    """One context as the list shows it."""
-
-    id: str
-    """The context's id."""
-    created_at: datetime
-    """When it was made (aware UTC)."""
-    updated_at: datetime
-    """When it was last saved (aware UTC)."""
-    next_seq: int
-    """How many events it holds."""
-    message_count: int
-    """How many messages it shows."""
-    agent_name: str | None
-    """Its ``agent_name``."""
-
-    def to_json(self) -> dict[str, object]:
-        """The JSON the viewer's page reads."""
-        return {"id": self.id, "created_at": _iso(self.created_at), "updated_at": _iso(self.updated_at),
-                "next_seq": self.next_seq, "message_count": self.message_count, "agent_name": self.agent_name}
+def summary_json(s: StoredContext) -> dict[str, object]:
+    """One listed context as the viewer's page reads it."""
+    return {"id": s.id, "created_at": _iso(s.created_at), "updated_at": _iso(s.updated_at),
+            "next_seq": s.next_seq, "message_count": s.message_count, "agent_name": s.agent_name,
+            "origin_context_id": s.origin_context_id}
 
 
 def _iso(t: datetime) -> str:
     return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _matches(s: ContextSummary, q: str) -> bool:
+def _matches(s: StoredContext, q: str) -> bool:
     q = q.casefold()
     return q in s.id.casefold() or (s.agent_name is not None and q in s.agent_name.casefold())
 
@@ -63,7 +46,7 @@ class Source(ABC):
     """What the source is, as the page names it (a file, a folder or a store)."""
 
     @abstractmethod
-    def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[ContextSummary], int]:
+    def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[StoredContext], int]:
         """A page of the contexts (matching ``q`` in the id or agent name), and how many match."""
 
     @abstractmethod
@@ -95,9 +78,10 @@ class OneContext(Source):
         self._view = ContextView(ctx)
         self._updated_at = updated_at
 
-    def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[ContextSummary], int]:
+    def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[StoredContext], int]:
         ctx = self._view.ctx
-        row = ContextSummary(ctx.id, ctx.created_at, self._updated_at, ctx.next_seq, len(ctx), ctx.agent_name)
+        row = StoredContext(ctx.id, ctx.created_at, self._updated_at, ctx.next_seq, len(ctx), ctx.agent_name,
+                            ctx.origin_context_id)
         rows = [row] if q is None or _matches(row, q) else []
         return rows[offset:offset + limit], len(rows)
 
@@ -122,9 +106,8 @@ class StoreSource(Source):
         self._views: OrderedDict[str, ContextView] = OrderedDict()
         self._lock = threading.Lock()
 
-    def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[ContextSummary], int]:
-        rows = [ContextSummary(r.id, r.created_at, r.updated_at, r.next_seq, r.message_count, r.agent_name)
-                for r in self._all()]
+    def contexts(self, limit: int, offset: int, q: str | None) -> tuple[list[StoredContext], int]:
+        rows = self._all()
         if q:
             rows = [r for r in rows if _matches(r, q)]
         return rows[offset:offset + limit], len(rows)

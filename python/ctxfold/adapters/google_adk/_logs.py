@@ -1,20 +1,24 @@
-"""Where the sessions live: in this process (``MemoryLogs``) or in a ``ctxfold.Store``
-(``StoredLogs``). Both hand the service the same things — a session's log caught up with what
-is stored, its recent events, the sessions under an id prefix, the shared state — so the
-service's rules (ADK's scopes, stale writers, compaction) are written once, over either.
+"""Where the sessions live: in this process (``MemoryLogs``) or in a store (``StoredLogs``).
+Both hand the service the same things — a session's log caught up with what is stored, its
+recent events, the sessions under an id prefix, the shared state — so the service's rules
+(ADK's scopes, stale writers, compaction) are written once, over either.
 
-Everything here is synchronous; the service calls it from a worker thread.
+The calls are coroutines. A ``ctxfold.AsyncStore`` is awaited as it is; a blocking
+``ctxfold.Store`` is called on a worker thread (``_ThreadedStore``), so either way the event
+loop never waits on the database. In memory nothing waits: the calls run inline.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
+import weakref
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +26,7 @@ from ..._context import Context
 from ...errors import ConflictError
 from ._events import EVENT_KEY, event_text_of_row, timestamp_of_row
 
-__all__ = ["INFO_KEY", "MemoryLogs", "SessionLog", "StoredLogs", "WriteLost"]
+__all__ = ["INFO_KEY", "MemoryLogs", "SessionLog", "StoredLogs", "Stripes", "WriteLost"]
 
 # The session's own fields (ids, session-scoped state, times) ride in the Context's deps
 # under this key, as one JSON text: text, so that the store's redaction of credential-shaped
@@ -33,6 +37,10 @@ STATE_KEY = "adk_state"  # deps of a shared-state Context: the app's or user's s
 _STRIPES = 64  # writers of different sessions rarely share a lock; of one session, always
 _CACHED = 256  # sessions whose Context a StoredLogs keeps in memory between calls
 _MAX_ATTEMPTS = 1000  # shared-state writes retried against other writers before giving up
+
+
+# (head, the session's own fields, the ADK events' JSON) of a recent read.
+Recent = tuple[int, dict[str, Any], list[str]]
 
 
 class WriteLost(Exception):
@@ -92,16 +100,41 @@ def _event_id(text: str) -> str:
     return event_id if isinstance(event_id, str) else ""
 
 
-class _Stripes:
-    """One lock per stripe of context ids: a session's writers in this process queue on it."""
+class Stripes:
+    """One lock per stripe of context ids: a session's writers in this process queue on it.
+    Tasks of one event loop wait on an asyncio lock; loops in other threads (a service shared
+    by threads, each running its own loop) on a thread lock, waited for on a worker thread so
+    no loop is blocked."""
 
     def __init__(self) -> None:
-        self._locks = [threading.RLock() for _ in range(_STRIPES)]
+        self._threads = [threading.Lock() for _ in range(_STRIPES)]
+        # An asyncio.Lock belongs to the loop it first waited in: one set per loop.
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[asyncio.Lock]] = \
+            weakref.WeakKeyDictionary()
+        self._guard = threading.Lock()
 
-    @contextmanager
-    def hold(self, context_id: str) -> Iterator[None]:
-        with self._locks[zlib.crc32(context_id.encode()) % _STRIPES]:
-            yield
+    @asynccontextmanager
+    async def hold(self, context_id: str) -> AsyncIterator[None]:
+        i = zlib.crc32(context_id.encode()) % _STRIPES
+        loop = asyncio.get_running_loop()
+        with self._guard:
+            locks = self._loops.get(loop)
+            if locks is None:
+                locks = self._loops[loop] = [asyncio.Lock() for _ in range(_STRIPES)]
+        async with locks[i]:
+            lock = self._threads[i]
+            if not lock.acquire(blocking=False):
+                waiting = asyncio.ensure_future(asyncio.to_thread(lock.acquire))
+                try:
+                    await asyncio.shield(waiting)
+                except asyncio.CancelledError:
+                    # The wait goes on in its thread: release the lock once it is taken.
+                    waiting.add_done_callback(lambda t: lock.release() if not t.cancelled() else None)
+                    raise
+            try:
+                yield
+            finally:
+                lock.release()
 
 
 class MemoryLogs:
@@ -110,29 +143,28 @@ class MemoryLogs:
     def __init__(self) -> None:
         self._logs: dict[str, SessionLog] = {}
         self._states: dict[str, dict[str, Any]] = {}
-        self.lock = _Stripes()
         self._all = threading.Lock()
 
-    def session(self, context_id: str) -> SessionLog | None:
+    async def session(self, context_id: str) -> SessionLog | None:
         return self._logs.get(context_id)
 
-    def exists(self, context_id: str) -> bool:
+    async def exists(self, context_id: str) -> bool:
         return context_id in self._logs
 
-    def create(self, log: SessionLog) -> bool:
+    async def create(self, log: SessionLog) -> bool:
         with self._all:
             if log.ctx.id in self._logs:
                 return False
             self._logs[log.ctx.id] = log
             return True
 
-    def commit(self, log: SessionLog) -> None:
+    async def commit(self, log: SessionLog) -> None:
         pass  # the Context is the stored one
 
     def forget(self, context_id: str) -> None:
         pass
 
-    def recent(self, context_id: str, count: int | None, after: float | None) -> tuple[int, dict[str, Any], list[str]] | None:
+    async def recent(self, context_id: str, count: int | None, after: float | None) -> Recent | None:
         log = self._logs.get(context_id)
         if log is None:
             return None
@@ -144,49 +176,92 @@ class MemoryLogs:
             texts = texts[i + 1:]
         return log.ctx.next_seq, dict(log.info), list(texts)
 
-    def scan(self, prefix: str) -> list[str]:
+    async def scan(self, prefix: str) -> list[str]:
         with self._all:
             return [json.dumps(log.info) for cid, log in self._logs.items() if cid.startswith(prefix)]
 
-    def delete(self, context_id: str) -> None:
+    async def delete(self, context_id: str) -> None:
         with self._all:
             self._logs.pop(context_id, None)
 
-    def state(self, context_id: str) -> dict[str, Any]:
+    async def state(self, context_id: str) -> dict[str, Any]:
         copy: dict[str, Any] = json.loads(json.dumps(self._states.get(context_id, {})))
         return copy
 
-    def states(self, prefix: str) -> dict[str, dict[str, Any]]:
+    async def states(self, prefix: str) -> dict[str, dict[str, Any]]:
         with self._all:
             return {cid: json.loads(json.dumps(s)) for cid, s in self._states.items() if cid.startswith(prefix)}
 
-    def update_state(self, context_id: str, delta: dict[str, Any]) -> None:
+    async def update_state(self, context_id: str, delta: dict[str, Any]) -> None:
         with self._all:
             self._states.setdefault(context_id, {}).update(json.loads(json.dumps(delta)))
 
-    def close(self) -> None:
+    def context(self, context_id: str) -> Context | None:
+        log = self._logs.get(context_id)
+        return None if log is None else log.ctx
+
+    async def close(self) -> None:
         pass
 
 
-class StoredLogs:
-    """Sessions and shared state in a ``ctxfold.Store``. A session's Context is kept in memory
-    between calls (the last ``_CACHED`` used) and caught up with the store (``Store.refresh``:
-    one indexed read when nothing is new, else only the new events) before each use, so an
-    append is one read and one save of the new event, at any session length."""
+class _ThreadedStore:
+    """A blocking ``ctxfold.Store`` with the coroutines of an ``AsyncStore`` that the logs use:
+    each call on a worker thread."""
 
     def __init__(self, store: Any) -> None:
-        from ... import Store
+        self._store = store
 
-        if isinstance(store, Store):
-            self.store, self._owned = store, False
+    async def load(self, context_id: str) -> Context:
+        ctx: Context = await asyncio.to_thread(self._store.load, context_id)
+        return ctx
+
+    async def save(self, ctx: Context) -> None:
+        await asyncio.to_thread(self._store.save, ctx)
+
+    async def refresh(self, ctx: Context) -> int:
+        n: int = await asyncio.to_thread(self._store.refresh, ctx)
+        return n
+
+    async def tail(self, context_id: str, count: int, *, before: int | None = None) -> Any:
+        return await asyncio.to_thread(self._store.tail, context_id, count, before=before)
+
+    async def scan_deps(self, prefix: str, key: str) -> list[tuple[str, str | None]]:
+        rows: list[tuple[str, str | None]] = await asyncio.to_thread(self._store.scan_deps, prefix, key)
+        return rows
+
+    async def delete(self, context_id: str) -> None:
+        await asyncio.to_thread(self._store.delete, context_id)
+
+    async def contains(self, context_id: str) -> bool:
+        return await asyncio.to_thread(self._store.__contains__, context_id)
+
+
+class StoredLogs:
+    """Sessions and shared state in a store: a ``ctxfold.AsyncStore`` (its coroutines), a
+    ``ctxfold.Store`` (on worker threads), or a URL (opened here as an ``AsyncStore``). A
+    session's Context is kept in memory between calls (the last ``_CACHED`` used) and caught up
+    with the store (``refresh``: one indexed read when nothing is new, else only the new
+    events) before each use, so an append is one read and one save of the new event, at any
+    session length."""
+
+    def __init__(self, store: Any) -> None:
+        from ... import AsyncStore, Store
+
+        self.store: AsyncStore | Store
+        self._db: AsyncStore | _ThreadedStore
+        self._opened: AsyncStore | None = None  # the store this opened (from a URL), closed by close()
+        if isinstance(store, AsyncStore):
+            self.store = self._db = store
+        elif isinstance(store, Store):
+            self.store, self._db = store, _ThreadedStore(store)
         elif isinstance(store, (str, os.PathLike)):
-            self.store, self._owned = Store(store), True
+            self.store = self._db = self._opened = AsyncStore(store)
         else:
-            raise TypeError(f"store must be a ctxfold.Store, a URL or a path, got {type(store).__name__}")
+            raise TypeError(f"store must be a ctxfold.AsyncStore, a ctxfold.Store, a URL or a path, "
+                            f"got {type(store).__name__}")
         self._cache: OrderedDict[str, SessionLog] = OrderedDict()
         self._states: OrderedDict[str, Context] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self.lock = _Stripes()
 
     # ---- the cache -----------------------------------------------------------------------
 
@@ -211,19 +286,19 @@ class StoredLogs:
 
     # ---- sessions ------------------------------------------------------------------------
 
-    def session(self, context_id: str) -> SessionLog | None:
+    async def session(self, context_id: str) -> SessionLog | None:
         """The session's log as stored now, or None when the store does not hold it."""
         log: SessionLog | None = self._cached(self._cache, context_id)
         if log is not None:
             before = log.ctx.next_seq
             try:
-                applied = self.store.refresh(log.ctx)
+                applied = await self._db.refresh(log.ctx)
             except ConflictError:
                 log = None  # deleted, or another session under this id: read it anew
             else:
                 if applied:
                     # Only the new rows: the events other writers saved since.
-                    tail = self.store.tail(context_id, log.ctx.next_seq - before, before=log.ctx.next_seq)
+                    tail = await self._db.tail(context_id, log.ctx.next_seq - before, before=log.ctx.next_seq)
                     log.absorb([t for row in tail.events if (t := event_text_of_row(row)) is not None])
                     info = info_of(log.ctx.deps)
                     if info is not None:
@@ -231,31 +306,31 @@ class StoredLogs:
                 return log
         self.forget(context_id)
         try:
-            ctx = self.store.load(context_id)
+            ctx = await self._db.load(context_id)
         except KeyError:
             return None
         log = SessionLog.of(ctx)
         self._keep(self._cache, context_id, log)
         return log
 
-    def exists(self, context_id: str) -> bool:
-        return context_id in self.store
+    async def exists(self, context_id: str) -> bool:
+        return await self._db.contains(context_id)
 
-    def create(self, log: SessionLog) -> bool:
+    async def create(self, log: SessionLog) -> bool:
         try:
-            self.store.save(log.ctx)
+            await self._db.save(log.ctx)
         except ConflictError:
             return False
         self._keep(self._cache, log.ctx.id, log)
         return True
 
-    def commit(self, log: SessionLog) -> None:
+    async def commit(self, log: SessionLog) -> None:
         try:
-            self.store.save(log.ctx)
+            await self._db.save(log.ctx)
         except ConflictError:
             raise WriteLost() from None
 
-    def recent(self, context_id: str, count: int | None, after: float | None) -> tuple[int, dict[str, Any], list[str]] | None:
+    async def recent(self, context_id: str, count: int | None, after: float | None) -> Recent | None:
         """(head, info, the ADK events' JSON) of the session's last ``count`` events that are
         not older than ``after`` (ADK's ``GetSessionConfig``), reading the log backwards in
         growing pages from one head: O(what is returned), not O(session)."""
@@ -266,7 +341,7 @@ class StoredLogs:
         found: list[str] = []
         while True:
             try:
-                tail = self.store.tail(context_id, page, before=before)
+                tail = await self._db.tail(context_id, page, before=before)
             except KeyError:
                 return None
             if info is None:
@@ -291,29 +366,29 @@ class StoredLogs:
         found.reverse()
         return head, info, found
 
-    def scan(self, prefix: str) -> list[str]:
+    async def scan(self, prefix: str) -> list[str]:
         """The sessions' own fields under an id prefix, each its JSON text as stored."""
-        return [text for _, text in self.store.scan_deps(prefix, INFO_KEY) if text is not None]
+        return [text for _, text in await self._db.scan_deps(prefix, INFO_KEY) if text is not None]
 
-    def delete(self, context_id: str) -> None:
+    async def delete(self, context_id: str) -> None:
         self.forget(context_id)
         try:
-            self.store.delete(context_id)
+            await self._db.delete(context_id)
         except KeyError:
             pass
 
     # ---- shared state --------------------------------------------------------------------
 
-    def state(self, context_id: str) -> dict[str, Any]:
+    async def state(self, context_id: str) -> dict[str, Any]:
         try:
-            return state_of(self.store.tail(context_id, 0).state.get("deps") or {})
+            return state_of((await self._db.tail(context_id, 0)).state.get("deps") or {})
         except KeyError:
             return {}
 
-    def states(self, prefix: str) -> dict[str, dict[str, Any]]:
-        return {cid: state_of({STATE_KEY: text}) for cid, text in self.store.scan_deps(prefix, STATE_KEY)}
+    async def states(self, prefix: str) -> dict[str, dict[str, Any]]:
+        return {cid: state_of({STATE_KEY: text}) for cid, text in await self._db.scan_deps(prefix, STATE_KEY)}
 
-    def update_state(self, context_id: str, delta: dict[str, Any]) -> None:
+    async def update_state(self, context_id: str, delta: dict[str, Any]) -> None:
         """``state.update(delta)`` on the stored state, against other writers: each update is
         one bookkeeping event (the delta) and the new state, saved only if nobody saved in
         between; else caught up and redone, so no writer's keys are lost."""
@@ -321,9 +396,9 @@ class StoredLogs:
             ctx: Context | None = self._cached(self._states, context_id)
             try:
                 if ctx is not None:
-                    self.store.refresh(ctx)
+                    await self._db.refresh(ctx)
                 else:
-                    ctx = self.store.load(context_id)
+                    ctx = await self._db.load(context_id)
             except (ConflictError, KeyError):
                 ctx = Context.deserialize({"version": 2, "id": context_id, "needs_response": False})
             state = state_of(ctx.deps)
@@ -331,7 +406,7 @@ class StoredLogs:
             ctx.log_event("step_end", {STATE_KEY: json.dumps(delta)})
             ctx.merge_deps({STATE_KEY: json.dumps(state)})
             try:
-                self.store.save(ctx)
+                await self._db.save(ctx)
             except ConflictError:
                 self.forget(context_id)
                 continue
@@ -339,6 +414,25 @@ class StoredLogs:
             return
         raise ConflictError(f"{context_id}: gave up after {_MAX_ATTEMPTS} conflicting writes")
 
-    def close(self) -> None:
-        if self._owned:
-            self.store.close()
+    # ---- outside the event loop ------------------------------------------------------------
+
+    def context(self, context_id: str) -> Context | None:
+        """The session's Context without awaiting: from a blocking ``Store``, loaded now; from
+        an ``AsyncStore``, the copy this service holds as of its last call on the session."""
+        from ... import Store
+
+        if isinstance(self.store, Store):
+            try:
+                ctx: Context = self.store.load(context_id)
+            except KeyError:
+                return None
+            return ctx
+        log: SessionLog | None = self._cached(self._cache, context_id)
+        if log is None:
+            raise RuntimeError(f"session {context_id!r} has not been read by this service: await get_session() "
+                               "first (on an AsyncStore the Context is read by the service's calls)")
+        return log.ctx
+
+    async def close(self) -> None:
+        if self._opened is not None:
+            await self._opened.close()

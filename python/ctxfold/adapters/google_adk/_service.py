@@ -6,7 +6,7 @@ import asyncio
 import copy
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
@@ -24,10 +24,11 @@ from pydantic import TypeAdapter
 
 from ._events import add_event
 from ._keys import app_state_id, session_id, session_prefix, user_state_id, user_state_prefix
-from ._logs import MemoryLogs, SessionLog, StoredLogs, WriteLost
+from ._logs import MemoryLogs, SessionLog, StoredLogs, Stripes, WriteLost
 
 if TYPE_CHECKING:
-    from ...stores import Store
+    from ..._context import Context
+    from ...stores import AsyncStore, Store
 
 __all__ = ["ContextSessionService"]
 
@@ -48,25 +49,29 @@ def _copied(state: dict[str, Any]) -> dict[str, Any]:
 class ContextSessionService(BaseSessionService):
     """ADK's ``BaseSessionService`` with every session a ctxfold ``Context``.
 
-    ``store``: ``None`` (in memory, private to this object), a ``ctxfold.Store``, or a store
-    URL / path (``"sqlite:///sessions.db"``, ``"postgresql://…"``; opened here, closed by
-    ``close()``). The Context of a session is ``context(app_name, user_id, session_id)``; its id
-    is ``adk/<app>/<user>/<session>`` (each part percent-encoded), so ``store.list()`` shows it.
+    ``store``: ``None`` (in memory, private to this object), a ``ctxfold.AsyncStore`` or a
+    store URL / path (``"sqlite:///sessions.db"``, ``"postgresql://…"``; opened here as an
+    ``AsyncStore``, closed by ``close()``), or a ``ctxfold.Store`` (its blocking calls then run
+    on worker threads). The Context of a session is ``context(app_name, user_id, session_id)``;
+    its id is ``adk/<app>/<user>/<session>`` (each part percent-encoded), so ``store.list()``
+    shows it.
     """
 
-    def __init__(self, store: Store | str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, store: AsyncStore | Store | str | os.PathLike[str] | None = None) -> None:
         self._logs: MemoryLogs | StoredLogs = MemoryLogs() if store is None else StoredLogs(store)
+        self._locks = Stripes()
 
     @property
-    def store(self) -> Store | None:
-        """The store the sessions are kept in, or ``None`` in memory."""
+    def store(self) -> AsyncStore | Store | None:
+        """The store the sessions are kept in (an ``AsyncStore`` when given a URL), or ``None``
+        in memory."""
         return self._logs.store if isinstance(self._logs, StoredLogs) else None
 
-    async def _run(self, op: Callable[..., _T], *args: Any) -> _T:
-        # The one place the service meets its storage: sync calls on a worker thread, so the
-        # event loop never waits on the database. Writes are shielded: once started they run to
-        # the end (a cancelled caller never leaves a session half-written).
-        return await asyncio.shield(asyncio.to_thread(op, *args))
+    async def _run(self, op: Coroutine[Any, Any, _T]) -> _T:
+        # Every call runs as its own task, shielded: once started it runs to the end (a
+        # cancelled caller never leaves a session half-written). The store work in it awaits
+        # an AsyncStore, or a Store on a worker thread: the event loop never waits on the database.
+        return await asyncio.shield(op)
 
     # ---- create / get ----------------------------------------------------------------------
 
@@ -76,24 +81,24 @@ class ContextSessionService(BaseSessionService):
         """A new session (``session_id`` stripped; a new uuid when not given). ``app:`` and
         ``user:`` keys of ``state`` go to the shared state, ``temp:`` keys nowhere, the rest to
         the session. An id already taken → ADK's ``AlreadyExistsError``."""
-        return await self._run(self._create, app_name, user_id, state, session_id)
+        return await self._run(self._create(app_name, user_id, state, session_id))
 
-    def _create(self, app_name: str, user_id: str, state: dict[str, Any] | None, given: str | None) -> Session:
+    async def _create(self, app_name: str, user_id: str, state: dict[str, Any] | None, given: str | None) -> Session:
         sid = given.strip() if given else None
-        if sid and self._logs.exists(session_id(app_name, user_id, sid)):
+        if sid and await self._logs.exists(session_id(app_name, user_id, sid)):
             raise AlreadyExistsError(f"Session with id {sid} already exists.")
         deltas = _session_util.extract_json_safe_state_delta(state or {})
         if deltas["app"]:
-            self._logs.update_state(app_state_id(app_name), deltas["app"])
+            await self._logs.update_state(app_state_id(app_name), deltas["app"])
         if deltas["user"]:
-            self._logs.update_state(user_state_id(app_name, user_id), deltas["user"])
+            await self._logs.update_state(user_state_id(app_name, user_id), deltas["user"])
         sid = sid or platform_uuid.new_uuid()
         now = platform_time.get_time()
         info = {"app_name": app_name, "user_id": user_id, "id": sid, "state": deltas["session"], "last_update_time": now}
         log = SessionLog.new(session_id(app_name, user_id, sid), info)
-        if not self._logs.create(log):
+        if not await self._logs.create(log):
             raise AlreadyExistsError(f"Session with id {sid} already exists.")
-        return self._session(info, [], log.ctx.next_seq, self._shared(app_name, user_id))
+        return self._session(info, [], log.ctx.next_seq, await self._shared(app_name, user_id))
 
     async def get_session(
         self, *, app_name: str, user_id: str, session_id: str, config: GetSessionConfig | None = None
@@ -102,25 +107,25 @@ class ContextSessionService(BaseSessionService):
         equal to the one appended; ``None`` when absent. With ``config``, only the last
         ``num_recent_events`` events not older than ``after_timestamp``, read from the end of
         the log: O(those events), not O(session)."""
-        return await self._run(self._get, app_name, user_id, session_id, config)
+        return await self._run(self._get(app_name, user_id, session_id, config))
 
-    def _get(self, app_name: str, user_id: str, sid: str, config: GetSessionConfig | None) -> Session | None:
+    async def _get(self, app_name: str, user_id: str, sid: str, config: GetSessionConfig | None) -> Session | None:
         cid = session_id(app_name, user_id, sid.strip() if sid else sid)
         if config is not None and (config.num_recent_events is not None or config.after_timestamp is not None):
-            found = self._logs.recent(cid, config.num_recent_events, config.after_timestamp)
+            found = await self._logs.recent(cid, config.num_recent_events, config.after_timestamp)
             if found is None:
                 return None
             head, info, texts = found
         else:
-            with self._logs.lock.hold(cid):
-                log = self._logs.session(cid)
+            async with self._locks.hold(cid):
+                log = await self._logs.session(cid)
                 if log is None:
                     return None
                 head, info, texts = log.ctx.next_seq, dict(log.info), list(log.texts)
-        return self._session(info, texts, head, self._shared(app_name, user_id))
+        return self._session(info, texts, head, await self._shared(app_name, user_id))
 
-    def _shared(self, app_name: str, user_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        return self._logs.state(app_state_id(app_name)), self._logs.state(user_state_id(app_name, user_id))
+    async def _shared(self, app_name: str, user_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        return await self._logs.state(app_state_id(app_name)), await self._logs.state(user_state_id(app_name, user_id))
 
     @staticmethod
     def _merged(info: dict[str, Any], app_state: dict[str, Any], user_state: dict[str, Any]) -> dict[str, Any]:
@@ -146,19 +151,19 @@ class ContextSessionService(BaseSessionService):
         """The app's sessions (or one user's), without events, state merged, oldest update
         first (ties by user id, then session id), as ADK's own services list them. Reads each
         session's head row, never its events."""
-        return await self._run(self._list, app_name, user_id)
+        return await self._run(self._list(app_name, user_id))
 
-    def _list(self, app_name: str, user_id: str | None) -> ListSessionsResponse:
+    async def _list(self, app_name: str, user_id: str | None) -> ListSessionsResponse:
         # Each session's fields are stored as one JSON object of Session's own fields: the whole
         # listing is parsed and validated at once, in pydantic's Rust core.
-        texts = self._logs.scan(session_prefix(app_name, user_id))
+        texts = await self._logs.scan(session_prefix(app_name, user_id))
         sessions = _SESSIONS.validate_json("[" + ",".join(texts) + "]")
-        app_state = {State.APP_PREFIX + k: v for k, v in self._logs.state(app_state_id(app_name)).items()}
+        app_state = {State.APP_PREFIX + k: v for k, v in (await self._logs.state(app_state_id(app_name))).items()}
         if user_id is not None:
-            found = {user_id: self._logs.state(user_state_id(app_name, user_id))}
+            found = {user_id: await self._logs.state(user_state_id(app_name, user_id))}
         else:
             prefix = user_state_prefix(app_name)
-            found = {unquote(cid[len(prefix):]): s for cid, s in self._logs.states(prefix).items()}
+            found = {unquote(cid[len(prefix):]): s for cid, s in (await self._logs.states(prefix)).items()}
         users = {u: {State.USER_PREFIX + k: v for k, v in s.items()} for u, s in found.items()}
         for session in sessions:
             # Copies of containers: no two sessions share a mutable value of the shared state.
@@ -172,16 +177,16 @@ class ContextSessionService(BaseSessionService):
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session and its events (nothing when absent). Shared state stays."""
-        await self._run(self._delete, app_name, user_id, session_id)
+        await self._run(self._delete(app_name, user_id, session_id))
 
-    def _delete(self, app_name: str, user_id: str, sid: str) -> None:
+    async def _delete(self, app_name: str, user_id: str, sid: str) -> None:
         cid = session_id(app_name, user_id, sid.strip() if sid else sid)
-        with self._logs.lock.hold(cid):
-            self._logs.delete(cid)
+        async with self._locks.hold(cid):
+            await self._logs.delete(cid)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         """The user's ``user:`` state in the app, keys without the prefix; ``{}`` when none."""
-        return await self._run(self._logs.state, user_state_id(app_name, user_id))
+        return await self._run(self._logs.state(user_state_id(app_name, user_id)))
 
     # ---- append ----------------------------------------------------------------------------
 
@@ -197,12 +202,12 @@ class ContextSessionService(BaseSessionService):
         ADK's ``SessionNotFoundError``."""
         if event.partial:
             return event
-        return await self._run(self._append, session, event)
+        return await self._run(self._append(session, event))
 
-    def _append(self, session: Session, event: Event) -> Event:
+    async def _append(self, session: Session, event: Event) -> Event:
         cid = session_id(session.app_name, session.user_id, session.id)
-        with self._logs.lock.hold(cid):
-            log = self._logs.session(cid)
+        async with self._locks.hold(cid):
+            log = await self._logs.session(cid)
             if log is None:
                 raise SessionNotFoundError(f"Session {session.id} not found.")
             # An equal re-delivery of an appended event is a no-op, as in ADK's in-memory service.
@@ -225,7 +230,7 @@ class ContextSessionService(BaseSessionService):
             try:
                 add_event(log.ctx, event, text)
                 log.set_info(info)
-                self._logs.commit(log)
+                await self._logs.commit(log)
             except BaseException as e:
                 log.ctx._rewind(point)
                 log.set_info(previous)
@@ -236,9 +241,9 @@ class ContextSessionService(BaseSessionService):
             log.absorb([text])
             head = log.ctx.next_seq
         if deltas["app"]:
-            self._logs.update_state(app_state_id(session.app_name), deltas["app"])
+            await self._logs.update_state(app_state_id(session.app_name), deltas["app"])
         if deltas["user"]:
-            self._logs.update_state(user_state_id(session.app_name, session.user_id), deltas["user"])
+            await self._logs.update_state(user_state_id(session.app_name, session.user_id), deltas["user"])
         session.last_update_time = event.timestamp
         session._storage_update_marker = f"{_MARKER}{head}"
         return self._commit_event_to_session(session, event)
@@ -261,12 +266,14 @@ class ContextSessionService(BaseSessionService):
 
     # ---- ctxfold -----------------------------------------------------------------------------
 
-    def context(self, app_name: str, user_id: str, session_id_: str) -> Any:
-        """The ctxfold Context of a session as stored now (``None`` when absent): its
-        transcript has each event as a message, compactions applied; ``events()`` keeps all."""
-        log = self._logs.session(session_id(app_name, user_id, session_id_))
-        return None if log is None else log.ctx
+    def context(self, app_name: str, user_id: str, session_id_: str) -> Context | None:
+        """The ctxfold Context of a session (``None`` when absent): its transcript has each
+        event as a message, compactions applied; ``events()`` keeps all. In memory, the
+        session's own Context; on a ``ctxfold.Store``, loaded now; on an ``AsyncStore`` (or a
+        URL), the Context as of this service's last call on the session (``RuntimeError`` when
+        it has not read the session yet: ``await get_session(...)`` first)."""
+        return self._logs.context(session_id(app_name, user_id, session_id_))
 
     async def close(self) -> None:
         """Close the store if this service opened it from a URL."""
-        self._logs.close()
+        await self._logs.close()

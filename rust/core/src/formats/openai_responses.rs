@@ -357,7 +357,8 @@ fn assistant_items<'a>(m: &'a Message, calls: &[Call<'a>], out: &mut Vec<J<'a>>)
 }
 
 /// Text parts as one assistant message item: output text when they came from this format
-/// (with their annotations), else the text as a string.
+/// (with their keys as they came: `annotations` only when it was there, as the SDK's own
+/// sessions give an item back), else the text as a string.
 fn flush_text<'a>(texts: &mut Vec<&'a Part>, own: bool, out: &mut Vec<J<'a>>) {
     if texts.is_empty() {
         return;
@@ -368,11 +369,7 @@ fn flush_text<'a>(texts: &mut Vec<&'a Part>, own: bool, out: &mut Vec<J<'a>>) {
                 .iter()
                 .map(|p| {
                     if part_type(p) == Some("text") {
-                        let mut o = block(p, "output_text", &[], &[], true);
-                        if !o.has("annotations") {
-                            o.push("annotations", J::Arr(Vec::new()));
-                        }
-                        o.done()
+                        block(p, "output_text", &[], &[], true).done()
                     } else {
                         block(p, "refusal", &[], &[], true).done()
                     }

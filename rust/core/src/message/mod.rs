@@ -11,7 +11,8 @@ pub use calls::{entry_call_id, part_call_id, At, CallSrc, Found, INTERRUPTED};
 
 pub use fields::Fields;
 pub use part::{
-    check_parts, new_part, part_from_map, part_type, small_get, text_part, Part, MEDIA_TYPES,
+    check_parts, is_media_type, new_part, part_from_map, part_type, small_get, text_part, Part,
+    MEDIA_TYPES,
 };
 
 use crate::error::{Error, Result};

@@ -6,8 +6,24 @@ use serde_json::{Map, Value};
 
 pub type Part = Map<String, Value>;
 
-/// Part types that carry media: they add a flat 85 tokens and no text.
-pub const MEDIA_TYPES: [&str; 5] = ["image", "audio", "video", "file", "pdf"];
+/// Part types that carry media: they add a flat 85 tokens and no text. An image counts the
+/// same however it is spelled: ctxfold's `image` (Anthropic's block too), Chat's `image_url`
+/// and Responses' `input_image`, so a part imported as it came costs what its converted twin
+/// costs.
+pub const MEDIA_TYPES: [&str; 7] = [
+    "image",
+    "image_url",
+    "input_image",
+    "audio",
+    "video",
+    "file",
+    "pdf",
+];
+
+/// Whether a part of type `t` carries media (and so costs a flat 85 tokens and no text).
+pub fn is_media_type(t: &str) -> bool {
+    MEDIA_TYPES.contains(&t)
+}
 
 const NEEDS_TYPE: &str = "a part needs a string \"type\"";
 

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::json::compact_json;
-use crate::message::{part_type, Content, Message, MEDIA_TYPES};
+use crate::message::{is_media_type, part_type, Content, Message};
 pub mod cache;
 mod encoding;
 mod pretokenize;
@@ -76,7 +76,7 @@ pub fn counted_text(m: &Message) -> (String, usize) {
                     Some("text") | Some("thinking") => pieces.extend(value_text(p.get("text"))),
                     Some("tool_use") => pieces.push(call_text(p.get("name"), p.get("arguments"))),
                     Some("tool_result") => pieces.extend(value_text(p.get("content"))),
-                    Some(t) if MEDIA_TYPES.contains(&t) => media += 1,
+                    Some(t) if is_media_type(t) => media += 1,
                     _ => pieces.push(compact_json(&Value::Object(p.clone()))),
                 }
             }
