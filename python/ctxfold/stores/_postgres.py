@@ -92,6 +92,11 @@ _CREATE_AND_APPEND = """WITH head AS (
 
 
 
+# The end of an append inside a larger transaction: no row in `head` (the guard matched
+# nothing) is an error, which rolls the transaction back.
+_REFUSE_UNLESS_ONE = "SELECT 1 / count(*) FROM head"
+
+
 def append_statement(w: Write) -> tuple[str, dict[str, Any]]:
     """The one statement of a save and its parameters (the sync and async backends share it):
     create-and-append for a new context, the guarded append otherwise."""
@@ -240,20 +245,25 @@ class PostgresBackend:
             raise
 
     def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
-        """The appends and the statements pipelined in one transaction: sent together, then
-        the guards' results read (one round trip) before the commit (another)."""
+        """The appends and the statements pipelined in one transaction, one round trip: each
+        append ends in ``1 / count(*)`` of its guard's rows, so a guard that matched nothing is
+        a division by zero that aborts the whole transaction before the commit (then one read
+        per write finds which head had moved)."""
         def op(con: psycopg.Connection[Any]) -> int | None:
-            refused: int | None = None
-            with con.pipeline(), con.transaction():
-                guards = [con.execute(*append_statement(w)) for w in writes]
-                for sql, params in statements:
-                    con.execute(sql, params)
-                for i, cur in enumerate(guards):
-                    row = cur.fetchone()
-                    if row is None or row[0] != 1:
-                        refused = i
-                        raise psycopg.Rollback()
-            return refused
+            try:
+                with con.pipeline(), con.transaction():
+                    for w in writes:
+                        sql, params = append_statement(w)
+                        con.execute(sql[:sql.rindex("SELECT count(*) FROM head")] + _REFUSE_UNLESS_ONE, params)
+                    for sql, params in statements:
+                        con.execute(sql, params)
+            except psycopg.errors.DivisionByZero:
+                for i, w in enumerate(writes):
+                    row = con.execute("SELECT next_seq FROM ctxfold_contexts WHERE id = %s", (w.id,)).fetchone()
+                    if (row[0] if row else None) != w.expected:
+                        return i
+                raise
+            return None
 
         try:
             return self._run(op)
