@@ -38,3 +38,29 @@ def test_saves_and_statements_land_together_or_not_at_all(store_url) -> None:
         # nothing to save: the statements alone
         a._save_with([], [(f"INSERT INTO probe (x) VALUES ({mark})", ("statements only",))])
         assert _rows(a) == ["both saved", "statements only"]
+
+
+def test_the_async_store_does_the_same(store_url) -> None:
+    import asyncio
+
+    from ctxfold import AsyncStore
+
+    mark = "?" if store_url.startswith("sqlite") else "%s"
+
+    async def main() -> None:
+        async with AsyncStore(store_url) as a:
+            with Store(store_url) as b:
+                b._backend._run(lambda con: con.execute("CREATE TABLE probe (x text)"))  # type: ignore[attr-defined]
+                ctx = Context()
+                ctx.add_message(Message.user("first"))
+                await a._save_with([ctx], [(f"INSERT INTO probe (x) VALUES ({mark})", ("saved",))])
+                assert b.load(ctx.id).messages == ctx.messages and _rows(b) == ["saved"]
+                other = b.load(ctx.id)
+                other.add_message(Message.user("elsewhere"))
+                b.save(other)
+                ctx.add_message(Message.user("lost"))
+                with pytest.raises(ConflictError, match=ctx.id):
+                    await a._save_with([ctx], [(f"INSERT INTO probe (x) VALUES ({mark})", ("refused",))])
+                assert _rows(b) == ["saved"] and ctx.stored_seq == 1
+
+    asyncio.run(main())

@@ -144,6 +144,13 @@ def scan_statement(prefix: str, deps_key: str | None) -> tuple[str, Any]:
             {"k": deps_key, "p": prefix})
 
 
+def append_or_abort_statement(w: Write) -> tuple[str, dict[str, Any]]:
+    """The save's statement for inside a larger transaction: a guard that matched nothing is
+    an error (division by zero), which aborts the transaction."""
+    sql, params = append_statement(w)
+    return sql[:sql.rindex("SELECT count(*) FROM head")] + _REFUSE_UNLESS_ONE, params
+
+
 def _utc(t: datetime) -> datetime:
     return t.astimezone(timezone.utc)
 
@@ -253,8 +260,7 @@ class PostgresBackend:
             try:
                 with con.pipeline(), con.transaction():
                     for w in writes:
-                        sql, params = append_statement(w)
-                        con.execute(sql[:sql.rindex("SELECT count(*) FROM head")] + _REFUSE_UNLESS_ONE, params)
+                        con.execute(*append_or_abort_statement(w))
                     for sql, params in statements:
                         con.execute(sql, params)
             except psycopg.errors.DivisionByZero:
