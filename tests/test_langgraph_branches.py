@@ -123,3 +123,41 @@ def test_a_branch_logs_only_what_it_changed(make_saver) -> None:
     main_log = saver.store.load(main) if saver.store is not None else saver._logs._open[main].ctx
     assert main_log.next_seq == 20  # the main line, untouched by the branch
     assert saver.check_exact() > 0
+
+
+async def _arun(saver: Any, steps: list[tuple[str, int, int]]) -> Any:
+    """``_run`` through the async API (ainvoke, aupdate_state, aget_state_history)."""
+    graph = _graph(saver)
+    ids = Ids()
+    await graph.ainvoke({"messages": [HumanMessage("hello", id="human-0")]}, CFG)
+    for n, (op, back, which) in enumerate(steps, 1):
+        history = [h async for h in graph.aget_state_history(CFG)]
+        old = history[back % len(history)]
+        msgs = old.values.get("messages", [])
+        if op == "say":
+            await graph.ainvoke({"messages": [HumanMessage(f"say {n}", id=f"human-{n}")]}, old.config)
+        elif op == "edit" and msgs:
+            await graph.aupdate_state(old.config, {"messages": [HumanMessage(f"edit {n}", id=msgs[which % len(msgs)].id)]},
+                                      as_node="agent")
+        elif op == "remove" and msgs:
+            await graph.aupdate_state(old.config, {"messages": [RemoveMessage(id=msgs[which % len(msgs)].id)]},
+                                      as_node="agent")
+    history = [h async for h in graph.aget_state_history(CFG)]
+    return [(ids(h.values), list(h.next), (h.metadata or {}).get("step")) for h in history]
+
+
+@pytest.mark.parametrize("where", ["sqlite", "postgres"])
+def test_async_branches_on_the_async_store(where, request) -> None:
+    import asyncio
+
+    steps = [("say", 0, 0), ("say", 3, 0), ("edit", 1, 1), ("say", 0, 0), ("remove", 5, 2), ("say", 2, 0),
+             ("edit", 7, 0), ("say", 0, 0)]
+    ours = Recording(request.getfixturevalue("sqlite_url" if where == "sqlite" else "pg_url"))
+    try:
+        assert asyncio.run(_arun(ours, steps)) == asyncio.run(_arun(InMemorySaver(), steps))
+        assert ours.check_exact() > 0
+        assert ours._astore is not None  # the async calls went through the AsyncStore
+        forks = [cid for cid in ours._thread_logs("b") if cid != '["langgraph", "b", "", "messages"]']
+        assert forks
+    finally:
+        ours.close()

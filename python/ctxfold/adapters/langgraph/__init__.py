@@ -22,6 +22,8 @@ See ``docs/adapters.md``.
 from __future__ import annotations
 
 import asyncio
+import builtins
+import functools
 import json
 import os
 import random
@@ -51,8 +53,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError("ctxfold.adapters.langgraph needs LangGraph: pip install 'ctxfold[langgraph]'") from exc
 
 from ...errors import ConflictError
-from ...stores import Store
-from ._logs import Logs, Segment, decode, encode, log_id
+from ...stores import AsyncStore, Store
+from ...stores._rows import Statement
+from ._atables import AsyncTables
+from ._logs import Logs, NeedIO, Segment, decode, encode, log_id
 from ._messages import MessageLog, is_messages
 from ._tables import CheckpointRow, Tables
 
@@ -108,6 +112,9 @@ class ContextSaver(BaseCheckpointSaver[str]):
         # never change, so that a put finds its parent's without a read.
         self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()
         self._async_worker: ThreadPoolExecutor | None = None
+        self._astore: AsyncStore | None = None
+        self._atables: AsyncTables | None = None
+        self._aputs: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._closed = False
         if self.store is not None:  # the store's schema checked now, not in a first turn
             self.store.head("")
@@ -122,6 +129,10 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._closed = True
         if self._async_worker is not None:
             self._async_worker.shutdown(wait=True)
+        if self._astore is not None:
+            self._astore._close_now()
+        if self._atables is not None:
+            self._atables.close_now()
         self._tables.close()
         if self._own_store and self.store is not None:
             self.store.close()
@@ -173,11 +184,9 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     # ---- writing ---------------------------------------------------------------------------
 
-    def _put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> RunnableConfig:
-        """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
-        its log (or starts a fork), every other new channel version goes through ``serde``;
-        with a store, all of it in one transaction."""
+    def _prepare(self, config: RunnableConfig, checkpoint: Checkpoint,
+                 metadata: CheckpointMetadata) -> tuple[str, str, str | None, dict[str, Any], CheckpointRow, str | None]:
+        """(thread, namespace, parent id, channel values, the checkpoint's row, run id)."""
         self._check_open()
         conf = config["configurable"]
         thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
@@ -189,32 +198,50 @@ class ContextSaver(BaseCheckpointSaver[str]):
         md_kind, md_data = self.serde.dumps_typed(md)
         run_id = md.get("run_id")
         row: CheckpointRow = (thread_id, ns, checkpoint["id"], parent_id, kind, data, md_kind, md_data)
+        return thread_id, ns, parent_id, values, row, str(run_id) if run_id is not None else None
+
+    def _stage(self, row: CheckpointRow, run_id: str | None, values: dict[str, Any], new_versions: ChannelVersions,
+               parent: Refs, plain: dict[str, tuple[str, bytes]], trust_open: bool,
+               staged: list[MessageLog]) -> tuple[list[Statement], Refs]:
+        """The checkpoint's statements and its channels' segments; each message channel's log
+        appended to (unsaved, added to ``staged``) or a fork started. ``plain``: serde blobs
+        already made (kept across attempts)."""
+        thread_id, ns, checkpoint_id = row[0], row[1], row[2]
+        refs: Refs = {ch: segs for ch, segs in parent.items() if ch not in new_versions}
+        blobs: list[tuple[str, str, str, bytes]] = []
+        for channel, version in new_versions.items():
+            if channel not in values:
+                blobs.append((channel, str(version), "empty", b""))
+                continue
+            value = values[channel]
+            if is_messages(value) or (isinstance(value, list) and not value and channel in parent):
+                log, segs = self._logs.stage(thread_id, ns, channel, parent.get(channel), value, checkpoint_id,
+                                             trust_open=trust_open)
+                if log is not None:
+                    staged.append(log)
+                refs[channel] = segs
+                blobs.append((channel, str(version), MESSAGES, encode(segs)))
+            else:
+                if channel not in plain:
+                    plain[channel] = self.serde.dumps_typed(value)
+                blobs.append((channel, str(version), *plain[channel]))
+        return self._tables.put_statements(row, run_id, blobs), refs
+
+    def _put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
+        its log (or starts a fork), every other new channel version goes through ``serde``;
+        with a store, all of it in one transaction."""
+        thread_id, ns, parent_id, values, row, run_id = self._prepare(config, checkpoint, metadata)
         plain: dict[str, tuple[str, bytes]] = {}  # serde blobs, made once whatever the attempts
         with self._logs.lock:
             for attempt in range(_MAX_ATTEMPTS):
                 # the first attempt trusts what this saver remembers; a retry reads the store
                 parent = self._parent_refs(thread_id, ns, parent_id, remembered=attempt == 0)
-                refs: Refs = {ch: segs for ch, segs in parent.items() if ch not in new_versions}
-                blobs: list[tuple[str, str, str, bytes]] = []
                 staged: list[MessageLog] = []
                 try:
-                    for channel, version in new_versions.items():
-                        if channel not in values:
-                            blobs.append((channel, str(version), "empty", b""))
-                            continue
-                        value = values[channel]
-                        if is_messages(value) or (isinstance(value, list) and not value and channel in parent):
-                            log, segs = self._logs.stage(thread_id, ns, channel, parent.get(channel), value,
-                                                         checkpoint["id"], trust_open=attempt == 0)
-                            if log is not None:
-                                staged.append(log)
-                            refs[channel] = segs
-                            blobs.append((channel, str(version), MESSAGES, encode(segs)))
-                        else:
-                            if channel not in plain:
-                                plain[channel] = self.serde.dumps_typed(value)
-                            blobs.append((channel, str(version), *plain[channel]))
-                    statements = self._tables.put_statements(row, str(run_id) if run_id is not None else None, blobs)
+                    statements, refs = self._stage(row, run_id, values, new_versions, parent, plain, attempt == 0,
+                                                   staged)
                     with self._sqlite_writes or _nolock():
                         if self.store is None:
                             self._tables.run(statements)
@@ -284,19 +311,31 @@ class ContextSaver(BaseCheckpointSaver[str]):
         return out
 
     def _tuple(self, row: CheckpointRow) -> CheckpointTuple:
-        thread_id, ns, checkpoint_id, parent_id, kind, data, md_kind, md_data = row
-        checkpoint: Checkpoint = self.serde.loads_typed((kind, data))
-        values: dict[str, Any] = {}
-        refs: Refs = {}
-        for channel, blob_kind, blob in self._tables.blobs(thread_id, ns, checkpoint["channel_versions"]):
-            if blob_kind == MESSAGES:
-                refs[channel] = decode(blob)
-                values[channel] = self._logs.read(thread_id, ns, channel, refs[channel])
-            elif blob_kind != "empty":
-                values[channel] = self.serde.loads_typed((blob_kind, blob))
+        thread_id, ns, checkpoint_id = row[0], row[1], row[2]
+        checkpoint: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        blobs = self._tables.blobs(thread_id, ns, checkpoint["channel_versions"])
+        values, refs = self._values(thread_id, ns, blobs)
+        for channel, segs in refs.items():
+            values[channel] = self._logs.read(thread_id, ns, channel, segs)
         with self._logs.lock:
             self._remember((thread_id, ns, checkpoint_id), refs)
-        writes = sorted(self._tables.writes(thread_id, ns, checkpoint_id), key=lambda w: writes_sort_key(w[4], w[0], w[5]))
+        return self._tuple_of(row, checkpoint, values, self._tables.writes(thread_id, ns, checkpoint_id))
+
+    def _values(self, thread_id: str, ns: str, blobs: list[tuple[str, str, bytes]]) -> tuple[dict[str, Any], Refs]:
+        """The channel values ``serde`` holds, and the segments of the message channels."""
+        values: dict[str, Any] = {}
+        refs: Refs = {}
+        for channel, blob_kind, blob in blobs:
+            if blob_kind == MESSAGES:
+                refs[channel] = decode(blob)
+            elif blob_kind != "empty":
+                values[channel] = self.serde.loads_typed((blob_kind, blob))
+        return values, refs
+
+    def _tuple_of(self, row: CheckpointRow, checkpoint: Checkpoint, values: dict[str, Any],
+                  writes: list[tuple[str, str, str, bytes, str, int]]) -> CheckpointTuple:
+        thread_id, ns, checkpoint_id, parent_id, _, _, md_kind, md_data = row
+        writes = sorted(writes, key=lambda w: writes_sort_key(w[4], w[0], w[5]))
 
         def config_of(cp_id: str) -> RunnableConfig:
             return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cp_id}}
@@ -453,25 +492,187 @@ class ContextSaver(BaseCheckpointSaver[str]):
         ``"delete"``: delete the threads."""
         self._prune(thread_ids, strategy)
 
+    # ---- async: the AsyncStore and async table access ---------------------------------------
+
+    def _async(self) -> tuple[AsyncStore, AsyncTables] | None:
+        """The AsyncStore on the saver's database and the async tables (made on first use);
+        ``None`` in memory, where nothing waits and the calls run inline."""
+        self._check_open()
+        if self.store is None:
+            return None
+        if self._astore is None:
+            backend: Any = self.store._db
+            self._astore = AsyncStore(backend._url if hasattr(backend, "_url") else backend._path)
+            self._atables = AsyncTables(self._tables, self._astore)
+        assert self._atables is not None
+        return self._astore, self._atables
+
+    async def _alock(self) -> asyncio.Lock:
+        """This event loop's lock over the saver's puts (an asyncio.Lock belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._aputs is None or self._aputs[0] is not loop:
+            self._aputs = (loop, asyncio.Lock())
+        return self._aputs[1]
+
+    async def _alogs(self, store: AsyncStore,
+                     step: Callable[[builtins.list[MessageLog]], _T]) -> tuple[_T, builtins.list[MessageLog]]:
+        """Run a step of the logs with the AsyncStore's answers: each time the step needs one
+        it has not got (``NeedIO``), the step is undone (its staged logs dropped), the answer
+        awaited, and the step run again. The step itself never waits."""
+        answers: dict[tuple[str, str], Any] = {}
+        while True:
+            staged: builtins.list[MessageLog] = []
+            with self._logs.lock:
+                self._logs.answers = answers
+                try:
+                    return step(staged), staged
+                except NeedIO as e:
+                    need = e
+                    for log in staged:  # their answers were changed by the step: ask again
+                        answers.pop(("load", log.ctx.id), None)
+                        answers.pop(("refresh", log.ctx.id), None)
+                    self._logs.drop(staged)
+                except BaseException:
+                    self._logs.drop(staged)
+                    raise
+                finally:
+                    self._logs.answers = None
+            answers[(need.op, need.cid)] = await self._answer(store, need)
+
+    @staticmethod
+    async def _answer(store: AsyncStore, need: NeedIO) -> Any:
+        if need.op == "load":
+            try:
+                return await store.load(need.cid)
+            except KeyError:
+                return None
+        if need.op == "refresh":
+            assert need.ctx is not None
+            try:
+                return await store.refresh(need.ctx)
+            except (ConflictError, KeyError) as e:
+                return e
+        return await store.contains(need.cid)
+
+    async def _aparent_refs(self, tables: AsyncTables, thread_id: str, ns: str, parent_id: str | None,
+                            remembered: bool) -> Refs:
+        if parent_id is None:
+            return {}
+        key = (thread_id, ns, parent_id)
+        if remembered and key in self._refs:
+            return self._refs[key]
+        row = await tables.checkpoint(thread_id, ns, parent_id)
+        if row is None:
+            return {}
+        parent: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        refs = {channel: decode(data)
+                for channel, kind, data in await tables.blobs(thread_id, ns, parent["channel_versions"])
+                if kind == MESSAGES}
+        with self._logs.lock:
+            self._remember(key, refs)
+        return refs
+
+    async def _atuple(self, store: AsyncStore, tables: AsyncTables, row: CheckpointRow) -> CheckpointTuple:
+        thread_id, ns, checkpoint_id = row[0], row[1], row[2]
+        checkpoint: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        values, refs = self._values(thread_id, ns, await tables.blobs(thread_id, ns, checkpoint["channel_versions"]))
+        if refs:
+            lists, _ = await self._alogs(store, lambda staged: {
+                channel: self._logs.read(thread_id, ns, channel, segs) for channel, segs in refs.items()})
+            values.update(lists)
+        with self._logs.lock:
+            self._remember((thread_id, ns, checkpoint_id), refs)
+        return self._tuple_of(row, checkpoint, values, await tables.writes(thread_id, ns, checkpoint_id))
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """``get_tuple``, for async graphs (the work runs on a worker thread)."""
-        return await self._off(self._get_tuple, config)
+        """``get_tuple``, for async graphs: the rows through async connections (PostgreSQL) or
+        the AsyncStore's worker thread (SQLite), the logs through the AsyncStore."""
+        io = self._async()
+        if io is None:
+            return self._get_tuple(config)
+        store, tables = io
+        conf = config["configurable"]
+        row = await tables.checkpoint(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), get_checkpoint_id(config))
+        return None if row is None else await self._atuple(store, tables, row)
 
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
         """``list``, for async graphs."""
-        for t in await self._off(self._list, config, filter, before, limit):
-            yield t
+        io = self._async()
+        if io is None:
+            for t in self._list(config, filter, before, limit):
+                yield t
+            return
+        store, tables = io
+        conf = config["configurable"] if config else {}
+        thread_id = conf.get("thread_id")
+        rows = await tables.checkpoints(
+            str(thread_id) if thread_id is not None else None, conf.get("checkpoint_ns"),
+            get_checkpoint_id(config) if config else None, get_checkpoint_id(before) if before else None)
+        count = 0
+        for row in rows:
+            if limit is not None and count >= limit:
+                break
+            if filter:
+                md = self.serde.loads_typed((row[6], row[7]))
+                if not all(md.get(k) == v for k, v in filter.items()):
+                    continue
+            count += 1
+            yield await self._atuple(store, tables, row)
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
-        """``put``, for async graphs."""
-        return await self._off(self._put, config, checkpoint, metadata, new_versions)
+        """``put``, for async graphs: the logs' appends and the rows in one transaction of the
+        AsyncStore's."""
+        io = self._async()
+        if io is None:
+            return self._put(config, checkpoint, metadata, new_versions)
+        store, tables = io
+        thread_id, ns, parent_id, values, row, run_id = self._prepare(config, checkpoint, metadata)
+        plain: dict[str, tuple[str, bytes]] = {}
+        async with await self._alock():
+            for attempt in range(_MAX_ATTEMPTS):
+                parent = await self._aparent_refs(tables, thread_id, ns, parent_id, remembered=attempt == 0)
+                staged: list[MessageLog] = []
+                try:
+                    step = functools.partial(self._stage, row, run_id, values, new_versions, parent, plain,
+                                             attempt == 0)
+                    (statements, refs), staged = await self._alogs(store, step)
+                    await store._save_with([log.ctx for log in staged], statements)
+                except (ConflictError, KeyError) as e:
+                    with self._logs.lock:
+                        self._logs.drop(staged)
+                    if isinstance(e, KeyError) and attempt > 0:
+                        raise
+                    await asyncio.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
+                    continue
+                except BaseException:
+                    with self._logs.lock:
+                        self._logs.drop(staged)
+                    raise
+                with self._logs.lock:
+                    self._remember((thread_id, ns, checkpoint["id"]), refs)
+                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+        raise ConflictError(f"thread {thread_id}: a checkpoint gave up after {_MAX_ATTEMPTS} attempts lost to "
+                            "other writers")
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
         """``put_writes``, for async graphs."""
-        await self._off(self._put_writes, config, writes, task_id, task_path)
+        io = self._async()
+        if io is None:
+            self._put_writes(config, writes, task_id, task_path)
+            return
+        conf = config["configurable"]
+        rows = []
+        for idx, (channel, value) in enumerate(writes):
+            kind, data = self.serde.dumps_typed(value)
+            rows.append((WRITES_IDX_MAP.get(channel, idx), channel, kind, data))
+        await io[1].put_writes(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id,
+                               task_path, rows, replace=all(w[0] in WRITES_IDX_MAP for w in writes))
+
+    # The maintenance calls (rare, and reading or writing many rows) run the blocking code on
+    # the saver's worker thread.
 
     async def adelete_thread(self, thread_id: str) -> None:
         """``delete_thread``, for async graphs."""

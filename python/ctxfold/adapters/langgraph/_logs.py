@@ -29,7 +29,7 @@ from ._messages import MessageLog, same
 if TYPE_CHECKING:
     from ...stores import Store
 
-__all__ = ["Logs", "Segment", "decode", "encode", "log_id"]
+__all__ = ["Logs", "NeedIO", "Segment", "decode", "encode", "log_id"]
 
 # (key, token, seq, count)
 Segment = tuple[str, str, int, int]
@@ -55,6 +55,15 @@ def decode(data: bytes) -> list[Segment]:
     return out
 
 
+class NeedIO(Exception):
+    """A step of the logs needs the store's answer to ``op`` on ``cid`` (an async caller
+    fetches it from its AsyncStore, then runs the step again)."""
+
+    def __init__(self, op: str, cid: str, ctx: Context | None) -> None:
+        super().__init__(op, cid)
+        self.op, self.cid, self.ctx = op, cid, ctx
+
+
 def _common(a: Sequence[BaseMessage], b: Sequence[BaseMessage]) -> int:
     """How many messages ``a`` and ``b`` start with alike."""
     n = min(len(a), len(b))
@@ -73,19 +82,46 @@ class Logs:
         self._serde = serde
         self._open: dict[str, MessageLog] = {}
         self.lock = threading.RLock()
+        # set by an async caller for one step: the AsyncStore's answers (see _ask)
+        self.answers: dict[tuple[str, str], Any] | None = None
         # the last prefix read (segments → objects): a branch's puts read the same one each time
         self._prefix: tuple[tuple[str, tuple[Segment, ...]], list[BaseMessage]] | None = None
 
     # ---- opening -------------------------------------------------------------------------
 
+    # ---- the store's answers: asked of the Store, or (async callers) handed in ------------
+
+    def _ask(self, op: str, cid: str, ctx: Context | None = None) -> Any:
+        """What the store says to ``op`` (``load``: the Context or ``None``; ``refresh``: the
+        events applied to ``ctx``, or the error it raised; ``contains``: a bool). With
+        ``answers`` set (an async caller), the answer it holds, else ``NeedIO``: the caller
+        asks the AsyncStore and runs the step again (every step asks before it changes a log)."""
+        if self.answers is not None:
+            key = (op, cid)
+            if key not in self.answers:
+                raise NeedIO(op, cid, ctx)
+            answer = self.answers[key]
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        assert self.store is not None
+        if op == "load":
+            try:
+                return self.store.load(cid)
+            except KeyError:
+                return None
+        if op == "refresh":
+            assert ctx is not None
+            return self.store.refresh(ctx)
+        return cid in self.store
+
     def _load(self, cid: str) -> MessageLog | None:
         """The log as the store holds it now; ``None`` when absent."""
         self._open.pop(cid, None)
-        if self.store is None:
+        if self.store is None and self.answers is None:
             return None
-        try:
-            ctx = self.store.load(cid)
-        except KeyError:
+        ctx = self._ask("load", cid)
+        if ctx is None:
             return None
         log = self._open[cid] = MessageLog(ctx, self._serde)
         return log
@@ -94,10 +130,10 @@ class Logs:
         """The open log brought up to what the store holds (one indexed read when nothing is
         new), or loaded; ``None`` when there is no such log."""
         log = self._open.get(cid)
-        if log is None or self.store is None:
+        if log is None or (self.store is None and self.answers is None):
             return log if log is not None else self._load(cid)
         try:
-            if self.store.refresh(log.ctx):
+            if self._ask("refresh", cid, log.ctx):
                 log.forget_head()
             return log
         except (ConflictError, KeyError):
@@ -111,7 +147,7 @@ class Logs:
         return log
 
     def _exists(self, cid: str) -> bool:
-        return cid in self._open or (self.store is not None and cid in self.store)
+        return cid in self._open or ((self.store is not None or self.answers is not None) and self._ask("contains", cid))
 
     def _holding(self, cid: str, token: str, seq: int) -> MessageLog:
         """The log ``cid`` made at ``token``, holding ``seq``: the open one when it does,

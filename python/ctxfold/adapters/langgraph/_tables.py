@@ -22,7 +22,7 @@ from ...errors import StoreError
 from ...stores._rows import Statement
 from ...stores._sqlite import close_all
 
-__all__ = ["Tables", "CheckpointRow"]
+__all__ = ["Tables", "CheckpointRow", "pg_writes", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes"]
 
 T = TypeVar("T")
 
@@ -228,41 +228,19 @@ class Tables:
         self._run(op)
 
     def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str | None) -> CheckpointRow | None:
-        if checkpoint_id is None:
-            rows = self._read(f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                              "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
-        else:
-            rows = self._read(f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                              "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+        rows = self._read(*q_checkpoint(thread_id, ns, checkpoint_id))
         return _row(rows[0]) if rows else None
 
     def checkpoints(self, thread_id: str | None, ns: str | None, checkpoint_id: str | None,
                     before: str | None) -> list[CheckpointRow]:
         """Newest first."""
-        where, params = [], []
-        for column, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", checkpoint_id)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if before is not None:
-            where.append("checkpoint_id < ?")
-            params.append(before)
-        sql = f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return [_row(r) for r in self._read(sql + " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns", params)]
+        return [_row(r) for r in self._read(*q_checkpoints(thread_id, ns, checkpoint_id, before))]
 
     def blobs(self, thread_id: str, ns: str, versions: dict[str, Any]) -> list[tuple[str, str, bytes]]:
         """(channel, type, data) of each channel at its version."""
         if not versions:
             return []
-        pairs = " OR ".join(["(channel = ? AND version = ?)"] * len(versions))
-        params: list[Any] = [thread_id, ns]
-        for channel, version in versions.items():
-            params += [channel, str(version)]
-        rows = self._read(f"SELECT channel, type, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? "
-                          f"AND ({pairs})", params)
-        return [(r[0], r[1], bytes(r[2])) for r in rows]
+        return [(r[0], r[1], bytes(r[2])) for r in self._read(*q_blobs(thread_id, ns, versions))]
 
     def blobs_of_kind(self, thread_id: str, kind: str) -> list[tuple[str, str, str, bytes]]:
         """(namespace, channel, version, data) of every blob of type ``kind`` in the thread."""
@@ -293,10 +271,7 @@ class Tables:
         (LangGraph's special channels); else keep them."""
         columns = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
         if self._pg is not None:  # one statement
-            self._write1(_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
-                "t": thread_id, "ns": ns, "cp": checkpoint_id, "task": task_id, "path": task_path,
-                "idx": [r[0] for r in rows], "channels": [r[1] for r in rows], "types": [r[2] for r in rows],
-                "blobs": [r[3] for r in rows]})
+            self._write1(*pg_writes(thread_id, ns, checkpoint_id, task_id, task_path, rows, replace))
             return
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         self.run([(f"{verb} INTO ctxfold_lg_writes ({columns}) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
@@ -306,9 +281,7 @@ class Tables:
 
     def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[tuple[str, str, str, bytes, str, int]]:
         """(task_id, channel, type, data, task_path, idx), in no particular order."""
-        rows = self._read("SELECT task_id, channel, type, blob, task_path, idx FROM ctxfold_lg_writes "
-                          "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
-        return [(r[0], r[1], r[2], bytes(r[3]), r[4], r[5]) for r in rows]
+        return [_write_row(r) for r in self._read(*q_writes(thread_id, ns, checkpoint_id))]
 
     # ---- deleting and copying --------------------------------------------------------------
 
@@ -360,6 +333,61 @@ _SQLITE_CHECKPOINT = (f"INSERT OR REPLACE INTO ctxfold_lg_checkpoints ({_COLUMNS
 def _chunks(rows: Sequence[T], size: int = 500) -> list[Sequence[T]]:
     """Rows in groups small enough for one SQLite statement's parameters."""
     return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+# ---- the reads, as (SQL with ? placeholders, parameters): shared with the async tables ----------
+
+
+def q_checkpoint(thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[str, tuple[Any, ...]]:
+    """The checkpoint ``checkpoint_id``, or the namespace's latest."""
+    if checkpoint_id is None:
+        return (f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
+    return (f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+            "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+
+
+def q_checkpoints(thread_id: str | None, ns: str | None, checkpoint_id: str | None,
+                  before: str | None) -> tuple[str, list[Any]]:
+    where, params = [], []
+    for column, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", checkpoint_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if before is not None:
+        where.append("checkpoint_id < ?")
+        params.append(before)
+    sql = f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql + " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns", params
+
+
+def q_blobs(thread_id: str, ns: str, versions: dict[str, Any]) -> tuple[str, list[Any]]:
+    pairs = " OR ".join(["(channel = ? AND version = ?)"] * len(versions))
+    params: list[Any] = [thread_id, ns]
+    for channel, version in versions.items():
+        params += [channel, str(version)]
+    return (f"SELECT channel, type, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND ({pairs})",
+            params)
+
+
+def q_writes(thread_id: str, ns: str, checkpoint_id: str) -> tuple[str, tuple[Any, ...]]:
+    return ("SELECT task_id, channel, type, blob, task_path, idx FROM ctxfold_lg_writes "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+
+
+def pg_writes(thread_id: str, ns: str, checkpoint_id: str, task_id: str, task_path: str,
+              rows: Sequence[tuple[int, str, str, bytes]], replace: bool) -> Statement:
+    """A task's pending writes on PostgreSQL: one statement."""
+    return (_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
+        "t": thread_id, "ns": ns, "cp": checkpoint_id, "task": task_id, "path": task_path,
+        "idx": [r[0] for r in rows], "channels": [r[1] for r in rows], "types": [r[2] for r in rows],
+        "blobs": [r[3] for r in rows]})
+
+
+def _write_row(r: Sequence[Any]) -> tuple[str, str, str, bytes, str, int]:
+    return (r[0], r[1], r[2], bytes(r[3]), r[4], r[5])
 
 
 def _row(r: Sequence[Any]) -> CheckpointRow:
