@@ -257,6 +257,9 @@ class PostgresBackend:
         a division by zero that aborts the whole transaction before the commit (then one read
         per write finds which head had moved)."""
         def op(con: psycopg.Connection[Any]) -> int | None:
+            if not writes and len(statements) == 1:  # one statement in autocommit is its own transaction
+                con.execute(*statements[0])
+                return None
             try:
                 with con.pipeline(), con.transaction():
                     for w in writes:

@@ -133,6 +133,9 @@ class AsyncPostgresBackend:
         """As the blocking backend's: the appends and the statements in one transaction, one
         round trip; the index of the first write whose head had moved, and nothing written."""
         async def op(con: _Con) -> int | None:
+            if not writes and len(statements) == 1:  # one statement in autocommit is its own transaction
+                await con.execute(*statements[0])
+                return None
             try:
                 async with con.pipeline(), con.transaction():
                     for w in writes:
