@@ -1,7 +1,7 @@
 """Many processes on one PostgreSQL store lose nothing: each runs a real chat graph on a thread of
 its own and on one thread they all share (LangGraph branches it where two runs start from the
-same checkpoint); afterwards every checkpoint any of them put reads back exactly, from a saver
-that cached nothing."""
+same checkpoint, and a writer that lost the race for the end of a log forks it); afterwards every
+checkpoint any of them put reads back exactly, from a saver that cached nothing."""
 
 from __future__ import annotations
 
@@ -65,7 +65,14 @@ def test_processes_on_one_postgres_store_lose_nothing(pg_url) -> None:
             assert latest is not None
             msgs = latest.checkpoint["channel_values"]["messages"]
             assert [m.id for m in msgs] == [x for n in range(TURNS) for x in (f"h-{p}-{n}-own-{p}", f"ai-{p}-{2 * n + 1}")]
-        # every process's turns are in the shared log, each message once per time it was added
-        log = saver.store.load('["langgraph", "shared", "", "messages"]')
-        logged = {e.message.id for e in log.events() if e.message is not None}
-        assert {f"h-{p}-{n}-shared" for p in range(PROCS) for n in range(TURNS)} <= logged
+        # every process's turns are in the shared thread's logs: its main log, and the forks
+        # started where a writer lost the race for the log's end (none copies another's messages)
+        logs = [saver.store.load(cid) for cid, _ in saver.store.scan('["langgraph", "shared", ')]
+        assert '["langgraph", "shared", "", "messages"]' in {log.id for log in logs}
+        logged = [e.message.id for log in logs for e in log.events() if e.message is not None]
+        assert {f"h-{p}-{n}-shared" for p in range(PROCS) for n in range(TURNS)} <= set(logged)
+        # a fork branches from a log of the thread, or (a first list whose parent had none, put
+        # by a process that lost the race to start the main log) from nothing
+        forks = [log for log in logs if log.id != '["langgraph", "shared", "", "messages"]']
+        assert all(log.origin_context_id is None or log.origin_context_id.startswith('["langgraph", "shared", ')
+                   for log in forks)

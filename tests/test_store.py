@@ -313,9 +313,9 @@ def test_urls(tmp_path):
 def test_sqlite_is_wal_and_durable_is_full(tmp_path):
     for durable, level in ((False, 1), (True, 2)):
         with Store(tmp_path / f"{durable}.db", durable=durable) as s:
-            con = s._backend._con()  # type: ignore[attr-defined]
-            assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-            assert con.execute("PRAGMA synchronous").fetchone()[0] == level
+            run = s._backend._run  # type: ignore[attr-defined]
+            assert run(lambda con: con.execute("PRAGMA journal_mode").fetchone()[0]) == "wal"
+            assert run(lambda con: con.execute("PRAGMA synchronous").fetchone()[0]) == level
 
 
 # ---- schema -------------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_nothing_new_is_one_query(sqlite_url):
         a.save(ctx)
         reader = b.load(ctx.id)
         statements: list[str] = []
-        b._backend._con().set_trace_callback(statements.append)  # type: ignore[attr-defined]
+        b._backend._run(lambda con: con.set_trace_callback(statements.append))  # type: ignore[attr-defined]
         assert b.refresh(reader) == 0
         assert len(statements) == 1 and statements[0].lstrip().upper().startswith("SELECT NEXT_SEQ, STATE")
         statements.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
@@ -34,7 +35,7 @@ from ._front import (
     stored_head,
     stored_tail,
 )
-from ._rows import Read, StoredContext, StoredTail, Write
+from ._rows import Read, Statement, StoredContext, StoredTail, Write
 from ._store import where
 
 __all__ = ["AsyncStore"]
@@ -45,6 +46,7 @@ T = TypeVar("T")
 class _AsyncBackend(Protocol):
     async def open(self) -> None: ...
     async def append(self, w: Write) -> bool: ...
+    async def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None: ...
     async def head(self, context_id: str) -> int | None: ...
     async def peek(self, context_id: str) -> tuple[int, str] | None: ...
     async def read(self, context_id: str) -> Read | None: ...
@@ -87,6 +89,14 @@ class _ThreadedSQLite:
     async def append(self, w: Write) -> bool:
         ok: bool = await self._call("append", w)
         return ok
+
+    async def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
+        refused: int | None = await self._call("append_with", writes, statements)
+        return refused
+
+    async def blocking(self, fn: Callable[[], T]) -> T:
+        """``fn`` on this store's worker thread, in turn with the store's own calls."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, fn)
 
     async def head(self, context_id: str) -> int | None:
         h: int | None = await self._call("head", context_id)
@@ -206,6 +216,45 @@ class AsyncStore:
             # caller is cancelled, so it never believes less (or more) is stored than is.
             if not await asyncio.shield(write(w)):
                 raise ConflictError(conflict_message(ctx.id, w.expected, stored_head(ctx.id, await db.head(ctx.id))))
+
+    async def _save_with(self, contexts: Sequence[Context], statements: Sequence[Statement]) -> None:
+        """As ``Store._save_with``: save ``contexts`` and run ``statements`` (the caller's own
+        tables, in the backend's placeholder style) in one transaction, all of it or none;
+        ``ConflictError`` when a context's head moved on. The caller saves one context from
+        one task at a time (no per-context task lock here, unlike ``save``)."""
+        db = self._db
+        plans = []
+        for ctx in contexts:
+            check_context(ctx)
+            with ctx._lock:
+                w = save_plan(self._name, ctx)
+            if w is not None:
+                plans.append((ctx, w))
+
+        async def write() -> int | None:
+            refused = await db.append_with([w for _, w in plans], statements)
+            if refused is None:
+                for ctx, w in plans:
+                    saved(self._name, ctx, w)
+            return refused
+
+        # Shielded, as save: once sent, the contexts learn the outcome even if the caller is cancelled.
+        refused = await asyncio.shield(write())
+        if refused is not None:
+            ctx, w = plans[refused]
+            raise ConflictError(conflict_message(ctx.id, w.expected, stored_head(ctx.id, await db.head(ctx.id))))
+
+    async def _blocking(self, fn: Callable[[], T]) -> T:
+        """A SQLite store's hook for code keeping tables beside it: ``fn`` (blocking, on its own
+        connections) on the store's worker thread, in turn with the store's calls."""
+        if not isinstance(self._backend, _ThreadedSQLite):
+            raise TypeError("_blocking is for a SQLite AsyncStore")
+        return await self._db_threaded().blocking(fn)
+
+    def _db_threaded(self) -> _ThreadedSQLite:
+        db = self._db
+        assert isinstance(db, _ThreadedSQLite)
+        return db
 
     async def delete(self, context_id: str) -> None:
         """Remove a context and all its events. Unknown id → ``KeyError``."""

@@ -11,12 +11,12 @@ new head, matches nothing, and they write nothing — no exception, no table loc
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, StoredContext, Write, listed
+from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -92,6 +92,11 @@ _CREATE_AND_APPEND = """WITH head AS (
 
 
 
+# The end of an append inside a larger transaction: no row in `head` (the guard matched
+# nothing) is an error, which rolls the transaction back.
+_REFUSE_UNLESS_ONE = "SELECT 1 / count(*) FROM head"
+
+
 def append_statement(w: Write) -> tuple[str, dict[str, Any]]:
     """The one statement of a save and its parameters (the sync and async backends share it):
     create-and-append for a new context, the guarded append otherwise."""
@@ -139,6 +144,13 @@ def scan_statement(prefix: str, deps_key: str | None) -> tuple[str, Any]:
             {"k": deps_key, "p": prefix})
 
 
+def append_or_abort_statement(w: Write) -> tuple[str, dict[str, Any]]:
+    """The save's statement for inside a larger transaction: a guard that matched nothing is
+    an error (division by zero), which aborts the transaction."""
+    sql, params = append_statement(w)
+    return sql[:sql.rindex("SELECT count(*) FROM head")] + _REFUSE_UNLESS_ONE, params
+
+
 def _utc(t: datetime) -> datetime:
     return t.astimezone(timezone.utc)
 
@@ -162,8 +174,8 @@ class PostgresBackend:
     def __init__(self, url: str) -> None:
         self._url = url
         self._label = _label(url)
-        self._local = threading.local()
         self._all: list[psycopg.Connection[Any]] = []
+        self._idle: list[psycopg.Connection[Any]] = []
         self._all_lock = threading.Lock()
         try:
             self._run(self._ensure_schema)
@@ -176,21 +188,38 @@ class PostgresBackend:
 
     # ---- connections -------------------------------------------------------------------
 
-    def _con(self) -> psycopg.Connection[Any]:
-        con: psycopg.Connection[Any] | None = getattr(self._local, "con", None)
-        if con is None or con.closed:
-            con = psycopg.connect(self._url, autocommit=True)
-            with self._all_lock:
-                self._all.append(con)
-            self._local.con = con
+    def _acquire(self) -> psycopg.Connection[Any]:
+        """An idle connection of this backend's, or a new one: pooled, not kept per thread
+        (callers on short-lived threads reuse the connections already open)."""
+        with self._all_lock:
+            while self._idle:
+                con = self._idle.pop()
+                if not con.closed:
+                    return con
+        con = psycopg.connect(self._url, autocommit=True)
+        with self._all_lock:
+            self._all.append(con)
         return con
 
     def _run(self, op: Callable[[psycopg.Connection[Any]], T]) -> T:
-        """``op`` on this thread's connection; database errors become ``StoreError``."""
+        """``op`` on a connection of the pool; database errors become ``StoreError``. A
+        connection an error left mid-transaction is closed, not reused."""
         try:
-            return op(self._con())
+            con = self._acquire()
         except psycopg.Error as e:
             raise StoreError(f"{self._name()}: {e}") from e
+        try:
+            return op(con)
+        except psycopg.Error as e:
+            raise StoreError(f"{self._name()}: {e}") from e
+        finally:
+            idle = not con.closed and con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            with self._all_lock:
+                if idle and con in self._all:
+                    self._idle.append(con)
+                elif not idle and con in self._all:
+                    self._all.remove(con)
+                    con.close()
 
     def _ensure_schema(self, con: psycopg.Connection[Any]) -> None:
         with con.transaction():
@@ -220,6 +249,37 @@ class PostgresBackend:
         except StoreError as e:
             if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
                 raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
+            raise
+
+    def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
+        """The appends and the statements pipelined in one transaction, one round trip: each
+        append ends in ``1 / count(*)`` of its guard's rows, so a guard that matched nothing is
+        a division by zero that aborts the whole transaction before the commit (then one read
+        per write finds which head had moved)."""
+        def op(con: psycopg.Connection[Any]) -> int | None:
+            if not writes and len(statements) == 1:  # one statement in autocommit is its own transaction
+                con.execute(*statements[0])
+                return None
+            try:
+                with con.pipeline(), con.transaction():
+                    for w in writes:
+                        con.execute(*append_or_abort_statement(w))
+                    for sql, params in statements:
+                        con.execute(sql, params)
+            except psycopg.errors.DivisionByZero:
+                for i, w in enumerate(writes):
+                    row = con.execute("SELECT next_seq FROM ctxfold_contexts WHERE id = %s", (w.id,)).fetchone()
+                    if (row[0] if row else None) != w.expected:
+                        return i
+                raise
+            return None
+
+        try:
+            return self._run(op)
+        except StoreError as e:
+            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+                raise ConflictError(" / ".join(f"context {w.id}: a seq from {w.expected} on is already stored"
+                                               for w in writes)) from e
             raise
 
     def head(self, context_id: str) -> object | None:
@@ -286,6 +346,6 @@ class PostgresBackend:
 
     def close(self) -> None:
         with self._all_lock:
-            cons, self._all = self._all, []
+            cons, self._all, self._idle = self._all, [], []
         for con in cons:
             con.close()

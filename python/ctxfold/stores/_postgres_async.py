@@ -7,12 +7,22 @@ event loop that opened it; one left over from a loop that has ended is closed, n
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._postgres import _CREATE, _HEAD_STATE, _SCHEMA_LOCK, _utc, append_statement, scan_statement, tail_read, tail_statement
-from ._rows import Read, StoredContext, Write, listed
+from ._postgres import (
+    _CREATE,
+    _HEAD_STATE,
+    _SCHEMA_LOCK,
+    _utc,
+    append_or_abort_statement,
+    append_statement,
+    scan_statement,
+    tail_read,
+    tail_statement,
+)
+from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -117,6 +127,36 @@ class AsyncPostgresBackend:
         except StoreError as e:
             if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
                 raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
+            raise
+
+    async def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
+        """As the blocking backend's: the appends and the statements in one transaction, one
+        round trip; the index of the first write whose head had moved, and nothing written."""
+        async def op(con: _Con) -> int | None:
+            if not writes and len(statements) == 1:  # one statement in autocommit is its own transaction
+                await con.execute(*statements[0])
+                return None
+            try:
+                async with con.pipeline(), con.transaction():
+                    for w in writes:
+                        await con.execute(*append_or_abort_statement(w))
+                    for sql, params in statements:
+                        await con.execute(sql, params)
+            except psycopg.errors.DivisionByZero:
+                for i, w in enumerate(writes):
+                    row = await (await con.execute("SELECT next_seq FROM ctxfold_contexts WHERE id = %s",
+                                                   (w.id,))).fetchone()
+                    if (row[0] if row else None) != w.expected:
+                        return i
+                raise
+            return None
+
+        try:
+            return await self._run(op)
+        except StoreError as e:
+            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+                raise ConflictError(" / ".join(f"context {w.id}: a seq from {w.expected} on is already stored"
+                                               for w in writes)) from e
             raise
 
     async def head(self, context_id: str) -> int | None:

@@ -10,7 +10,12 @@ from typing import Any, Protocol
 
 from ..errors import DecodeError
 
-__all__ = ["Backend", "Read", "StoredContext", "StoredTail", "Write", "count_column", "listed"]
+__all__ = ["Backend", "Read", "Statement", "StoredContext", "StoredTail", "Write", "count_column", "listed"]
+
+# One SQL statement of a caller's own tables, in the backend's placeholder style (SQLite ``?``,
+# PostgreSQL ``%s`` / ``%(name)s``), and its parameters: run by ``append_with`` inside a save's
+# transaction.
+Statement = tuple[str, Any]
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,12 @@ class Backend(Protocol):
         """Apply ``w`` in one transaction if the store's head is ``w.expected``; else write
         nothing and return False. The primary key (context, seq) refuses a seq written twice
         whatever the head says (``ConflictError``)."""
+        ...
+
+    def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
+        """In one transaction: every ``w`` of ``writes`` as ``append`` applies it, then
+        ``statements`` in order. ``None`` when all of it was written; else the index of the
+        first write whose head did not match, and nothing was written."""
         ...
 
     def head(self, context_id: str) -> object | None:

@@ -12,13 +12,13 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, StoredContext, Write, listed
+from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 __all__ = ["SQLiteBackend", "SCHEMA_VERSION"]
@@ -81,8 +81,8 @@ class SQLiteBackend:
     def __init__(self, path: str, *, durable: bool) -> None:
         self._path = path
         self._durable = durable
-        self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         # A backend nobody closed closes its connections when it is collected, rather than
         # leaving each to the garbage collector (which CPython 3.13 reports as a ResourceWarning).
@@ -100,25 +100,41 @@ class SQLiteBackend:
 
     # ---- connections -------------------------------------------------------------------
 
-    def _con(self) -> sqlite3.Connection:
-        con: sqlite3.Connection | None = getattr(self._local, "con", None)
-        if con is None:
-            # Autocommit: every transaction is begun explicitly. Closed from any thread by
-            # close(), hence check_same_thread=False; used only by the thread that opened it.
-            con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
+    def _acquire(self) -> sqlite3.Connection:
+        """An idle connection of this backend's, or a new one. Connections are pooled, not
+        kept per thread: callers that run on short-lived threads (a framework's executor
+        made anew for each run) reuse the ones already open instead of opening more."""
+        with self._all_lock:
+            if self._idle:
+                return self._idle.pop()
+        # Autocommit: every transaction is begun explicitly. Handed between threads (one
+        # caller at a time), hence check_same_thread=False.
+        con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-            with self._all_lock:
-                self._all.append(con)
-            self._local.con = con
+        except BaseException:
+            con.close()
+            raise
+        with self._all_lock:
+            self._all.append(con)
         return con
 
     def _run(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        """``op`` on this thread's connection; database errors become ``StoreError``."""
+        """``op`` on a connection of the pool; database errors become ``StoreError``."""
         try:
-            return op(self._con())
+            con = self._acquire()
         except sqlite3.Error as e:
             raise StoreError(f"sqlite://{self._path}: {e}") from e
+        try:
+            return op(con)
+        except sqlite3.Error as e:
+            raise StoreError(f"sqlite://{self._path}: {e}") from e
+        finally:
+            with self._all_lock:
+                # A connection left in a transaction (it cannot be, short of a bug) is not reused.
+                if con in self._all and not con.in_transaction:
+                    self._idle.append(con)
 
     @contextmanager
     def _transaction(self, con: sqlite3.Connection, begin: str) -> Iterator[None]:
@@ -150,28 +166,35 @@ class SQLiteBackend:
     # ---- the backend -------------------------------------------------------------------
 
     def append(self, w: Write) -> bool:
-        def op(con: sqlite3.Connection) -> bool:
+        return self.append_with([w], ()) is None
+
+    def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
+        def op(con: sqlite3.Connection) -> int | None:
             now = _iso(datetime.now(timezone.utc))
             with self._transaction(con, "BEGIN IMMEDIATE"):
-                if w.expected is None:
-                    cur = con.execute(_INSERT_HEAD, (w.id, w.head, _iso(w.created_at), now, w.message_count,
-                                                     w.agent_name, w.origin_context_id, w.state))
-                else:
-                    cur = con.execute(_MOVE_HEAD, (w.head, now, w.message_count, w.agent_name,
-                                                   w.origin_context_id, w.state, w.id, w.expected))
-                if cur.rowcount != 1:
-                    con.execute("ROLLBACK")
-                    return False
-                con.executemany(_INSERT_EVENT, [(w.id, seq, data) for seq, data in w.events])
-                if w.content:
-                    con.executemany(_INSERT_CONTENT, [(w.id, o, h, t) for o, h, t in w.content])
-            return True
+                for i, w in enumerate(writes):
+                    if w.expected is None:
+                        cur = con.execute(_INSERT_HEAD, (w.id, w.head, _iso(w.created_at), now, w.message_count,
+                                                         w.agent_name, w.origin_context_id, w.state))
+                    else:
+                        cur = con.execute(_MOVE_HEAD, (w.head, now, w.message_count, w.agent_name,
+                                                       w.origin_context_id, w.state, w.id, w.expected))
+                    if cur.rowcount != 1:
+                        con.execute("ROLLBACK")
+                        return i
+                    con.executemany(_INSERT_EVENT, [(w.id, seq, data) for seq, data in w.events])
+                    if w.content:
+                        con.executemany(_INSERT_CONTENT, [(w.id, o, h, t) for o, h, t in w.content])
+                for sql, params in statements:
+                    con.execute(sql, params)
+            return None
 
         try:
             return self._run(op)
         except StoreError as e:
-            if isinstance(e.__cause__, sqlite3.IntegrityError):
-                raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
+            if isinstance(e.__cause__, sqlite3.IntegrityError) and writes:
+                raise ConflictError(" / ".join(f"context {w.id}: a seq from {w.expected} on is already stored"
+                                               for w in writes)) from e
             raise
 
     def head(self, context_id: str) -> object | None:
@@ -254,6 +277,7 @@ class SQLiteBackend:
         with self._all_lock:
             cons = list(self._all)
             self._all.clear()
+            self._idle.clear()
         for con in cons:
             con.close()
 

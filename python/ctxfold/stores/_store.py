@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Sequence
+from contextlib import ExitStack
 from types import TracebackType
 from typing import Any
 
@@ -30,7 +32,7 @@ from ._front import (
     stored_head,
     stored_tail,
 )
-from ._rows import Backend, StoredContext, StoredTail
+from ._rows import Backend, Statement, StoredContext, StoredTail
 
 __all__ = ["Store"]
 
@@ -56,7 +58,7 @@ def where(url: str | os.PathLike[str]) -> tuple[str, str, str]:
     else:
         path = url
     if path in ("", ":memory:"):
-        raise ValueError("a SQLite store needs a file (each thread has its own connection)")
+        raise ValueError("a SQLite store needs a file (the store opens several connections)")
     path = os.path.abspath(path)
     return f"sqlite://{path}", "sqlite", path
 
@@ -78,8 +80,8 @@ class Store:
 
     ``Store("sqlite:///path/sessions.db")`` or ``Store("sessions.db")`` is SQLite (WAL; with
     ``durable=True`` every commit is fsynced); ``Store("postgresql://…")`` is PostgreSQL.
-    Threads may share a Store (each thread gets its own connection); processes open their
-    own. A context manager."""
+    Threads may share a Store (its connections are pooled: one per call running at once);
+    processes open their own. A context manager."""
 
     def __init__(self, url: str | os.PathLike[str], *, durable: bool = False) -> None:
         self._name, self._backend = _open(url, durable)
@@ -117,6 +119,29 @@ class Store:
             if not self._db.append(w):
                 raise ConflictError(conflict_message(ctx.id, w.expected, stored_head(ctx.id, self._db.head(ctx.id))))
             saved(self._name, ctx, w)
+
+    def _save_with(self, contexts: Sequence[Context], statements: Sequence[Statement]) -> None:
+        """The hook for code that keeps tables of its own beside the store's (the LangGraph
+        saver's checkpoint rows): save each of ``contexts`` as ``save`` does and run
+        ``statements`` — (SQL, parameters) in the backend's placeholder style, SQLite ``?``,
+        PostgreSQL ``%s`` — in the same transaction, on the store's own connection: all of it
+        or none. A context with nothing new is skipped (its head is not checked). A context
+        whose head moved on refuses the whole transaction: ``ConflictError``, nothing written,
+        every context left as it was."""
+        plans = []
+        with ExitStack() as locks:
+            for ctx in contexts:
+                check_context(ctx)
+                locks.enter_context(ctx._lock)
+                w = save_plan(self._name, ctx)
+                if w is not None:
+                    plans.append((ctx, w))
+            refused = self._db.append_with([w for _, w in plans], statements)
+            if refused is not None:
+                ctx, w = plans[refused]
+                raise ConflictError(conflict_message(ctx.id, w.expected, stored_head(ctx.id, self._db.head(ctx.id))))
+            for ctx, w in plans:
+                saved(self._name, ctx, w)
 
     def delete(self, context_id: str) -> None:
         """Remove a context and all its events. Unknown id → ``KeyError``."""

@@ -1,11 +1,14 @@
 """ctxfold as LangGraph's checkpointer (extra ``ctxfold[langgraph]``).
 
 ``ContextSaver(store=None, *, serde=None)`` is a ``BaseCheckpointSaver``, sync and async. A
-message channel (a list of LangChain messages, found by value) lives as a ctxfold Context log
+message channel (a list of LangChain messages, found by value) lives as ctxfold Context logs
 per thread, namespace and channel: a checkpoint appends only what changed (new messages, a
-message replaced by id, removals) and records the seq its list stands at; reading a checkpoint
-is the fold at that seq. Every other channel is stored once per version through ``serde``, and
-pending writes as the stock savers store them.
+message replaced by id, removals) and records where its list stands; reading a checkpoint is
+the fold there. A checkpoint whose parent is not the latest list of its log (time travel,
+``update_state`` on an old checkpoint, a writer that lost a race) starts a fork that shares its
+parent's list up to where it parts from it. Every other channel is stored once per version
+through ``serde``, and pending writes as the stock savers store them. With a store, one
+checkpoint is one transaction: its log appends and its rows.
 
     from langgraph.graph import StateGraph, MessagesState
     from ctxfold.adapters.langgraph import ContextSaver
@@ -19,10 +22,17 @@ See ``docs/adapters.md``.
 from __future__ import annotations
 
 import asyncio
+import builtins
+import functools
+import json
 import os
 import random
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext as _nolock
 from typing import Any, TypeVar
 
 try:
@@ -42,18 +52,29 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("ctxfold.adapters.langgraph needs LangGraph: pip install 'ctxfold[langgraph]'") from exc
 
-from ...stores import Store
-from ._logs import Logs, log_id
-from ._messages import is_messages
+from ...errors import ConflictError
+from ...stores import AsyncStore, Store
+from ...stores._rows import Statement
+from ._atables import AsyncTables
+from ._logs import Logs, NeedIO, Segment, decode, encode, log_id
+from ._messages import MessageLog, is_messages
 from ._tables import CheckpointRow, Tables
 
 __all__ = ["ContextSaver"]
 
 _T = TypeVar("_T")
 
-# The blob type of a message channel's value: its data is "<seq> <token>", where the channel's
-# log stands (the token tells that log from one made anew under the same id).
+# The blob type of a message channel's value: its data is the list's segments (JSON), where in
+# the channel's logs the list stands (see _logs).
 MESSAGES = "ctxfold.messages"
+
+# A put that keeps losing the race to other writers gives up after this many attempts; each
+# loss means another writer's checkpoint landed, so the store is progressing.
+_MAX_ATTEMPTS = 1000
+# How many checkpoints' segments are remembered (a put reads its parent's from here).
+_REMEMBERED = 1024
+
+Refs = dict[str, list[Segment]]
 
 
 class ContextSaver(BaseCheckpointSaver[str]):
@@ -61,8 +82,9 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     ``store``: ``None`` (in memory, private to this saver), a ``ctxfold.Store``, or a store URL
     or path (opened here, closed by ``close()``). The checkpoint rows go into the store's
-    database beside its contexts. ``serde``: LangGraph's serializer for every other channel
-    and the pending writes (``JsonPlusSerializer`` by default)."""
+    database beside its contexts, each checkpoint in one transaction with its log appends.
+    ``serde``: LangGraph's serializer for every other channel and the pending writes
+    (``JsonPlusSerializer`` by default). Any thread may call it; its connections are pooled."""
 
     def __init__(self, store: Store | str | os.PathLike[str] | None = None, *,
                  serde: SerializerProtocol | None = None) -> None:
@@ -70,7 +92,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._own_store = store is not None and not isinstance(store, Store)
         self.store: Store | None = Store(store) if store is not None and not isinstance(store, Store) else store
         """The store the checkpoints are kept in, or ``None`` (in memory)."""
-        # The checkpoint rows go into the store's own database, on connections of their own.
+        # The checkpoint rows go into the store's own database: written through the store's
+        # connection with the log appends, read on connections of their own.
         backend: Any = self.store._db if self.store is not None else None
         if backend is None:
             self._tables = Tables()
@@ -79,20 +102,24 @@ class ContextSaver(BaseCheckpointSaver[str]):
         else:
             self._tables = Tables(path=backend._path)
         self._logs = Logs(self.store, self.serde)
-        # Every call runs on this one thread: the database connections are this thread's (one
-        # to the store, one to the checkpoint tables, however many threads LangGraph calls
-        # from), and calls from many threads queue here instead of racing on the caches.
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxfold-langgraph")
+        # LangGraph writes a checkpoint and a task's pending writes from two threads at once.
+        # SQLite has one writer per file: two connections racing for it meet SQLITE_BUSY and
+        # sleep in its busy handler (milliseconds), so this saver's writes take turns here
+        # instead. PostgreSQL locks rows, not the database: no lock.
+        self._sqlite_writes: threading.Lock | None = None if backend is not None and hasattr(backend, "_url") \
+            else threading.Lock()
+        # (thread, namespace, checkpoint id) → its message channels' segments: facts that
+        # never change, so that a put finds its parent's without a read.
+        self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()
+        self._async_worker: ThreadPoolExecutor | None = None
+        self._astore: AsyncStore | None = None
+        self._atables: AsyncTables | None = None
+        self._aputs: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._closed = False
-        # Open both connections now, on the thread that uses them, rather than in a first turn.
-        self._call(self._open_connections)
+        if self.store is not None:  # the store's schema checked now, not in a first turn
+            self.store.head("")
 
     # ---- lifetime --------------------------------------------------------------------------
-
-    def _open_connections(self) -> None:
-        self._tables.checkpoint("", "", "")
-        if self.store is not None:
-            self.store.head("")
 
     def close(self) -> None:
         """Close the checkpoint tables' connections, and the store if this saver opened it;
@@ -100,10 +127,19 @@ class ContextSaver(BaseCheckpointSaver[str]):
         if self._closed:
             return
         self._closed = True
-        self._worker.shutdown(wait=True)
+        if self._async_worker is not None:
+            self._async_worker.shutdown(wait=True)
+        if self._astore is not None:
+            self._astore._close_now()
+        if self._atables is not None:
+            self._atables.close_now()
         self._tables.close()
         if self._own_store and self.store is not None:
             self.store.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
 
     def __enter__(self) -> ContextSaver:
         return self
@@ -117,55 +153,137 @@ class ContextSaver(BaseCheckpointSaver[str]):
     async def __aexit__(self, *exc: object) -> None:
         self.close()
 
+    # ---- the segments of checkpoints -------------------------------------------------------
+
+    def _remember(self, key: tuple[str, str, str], refs: Refs) -> None:
+        self._refs[key] = refs
+        self._refs.move_to_end(key)
+        while len(self._refs) > _REMEMBERED:
+            self._refs.popitem(last=False)
+
+    def _forget(self, thread_id: str) -> None:
+        for key in [k for k in self._refs if k[0] == thread_id]:
+            del self._refs[key]
+
+    def _parent_refs(self, thread_id: str, ns: str, parent_id: str | None, remembered: bool) -> Refs:
+        """The segments of the parent checkpoint's message channels (none without one)."""
+        if parent_id is None:
+            return {}
+        key = (thread_id, ns, parent_id)
+        if remembered and key in self._refs:
+            return self._refs[key]
+        row = self._tables.checkpoint(thread_id, ns, parent_id)
+        if row is None:
+            return {}
+        parent: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        refs = {channel: decode(data)
+                for channel, kind, data in self._tables.blobs(thread_id, ns, parent["channel_versions"])
+                if kind == MESSAGES}
+        self._remember(key, refs)
+        return refs
+
     # ---- writing ---------------------------------------------------------------------------
 
-    def _put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> RunnableConfig:
-        """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
-        its log, every other new channel version goes through ``serde``."""
+    def _prepare(self, config: RunnableConfig, checkpoint: Checkpoint,
+                 metadata: CheckpointMetadata) -> tuple[str, str, str | None, dict[str, Any], CheckpointRow, str | None]:
+        """(thread, namespace, parent id, channel values, the checkpoint's row, run id)."""
+        self._check_open()
         conf = config["configurable"]
         thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
+        parent_id: str | None = conf.get("checkpoint_id")
         c = checkpoint.copy()
         values: dict[str, Any] = c.pop("channel_values")  # type: ignore[misc]
+        kind, data = self.serde.dumps_typed(c)
+        md = get_checkpoint_metadata(config, metadata)
+        md_kind, md_data = self.serde.dumps_typed(md)
+        run_id = md.get("run_id")
+        row: CheckpointRow = (thread_id, ns, checkpoint["id"], parent_id, kind, data, md_kind, md_data)
+        return thread_id, ns, parent_id, values, row, str(run_id) if run_id is not None else None
+
+    def _stage(self, row: CheckpointRow, run_id: str | None, values: dict[str, Any], new_versions: ChannelVersions,
+               parent: Refs, plain: dict[str, tuple[str, bytes]], trust_open: bool,
+               staged: list[MessageLog]) -> tuple[list[Statement], Refs]:
+        """The checkpoint's statements and its channels' segments; each message channel's log
+        appended to (unsaved, added to ``staged``) or a fork started. ``plain``: serde blobs
+        already made (kept across attempts)."""
+        thread_id, ns, checkpoint_id = row[0], row[1], row[2]
+        refs: Refs = {ch: segs for ch, segs in parent.items() if ch not in new_versions}
         blobs: list[tuple[str, str, str, bytes]] = []
         for channel, version in new_versions.items():
             if channel not in values:
                 blobs.append((channel, str(version), "empty", b""))
                 continue
             value = values[channel]
-            cid = log_id(thread_id, ns, channel)
-            if is_messages(value) or (isinstance(value, list) and not value and self._logs.exists(cid)):
-                ref = self._logs.put(cid, value, conf.get("checkpoint_id"), checkpoint["id"])
-                blobs.append((channel, str(version), MESSAGES, ref.encode()))
+            if is_messages(value) or (isinstance(value, list) and not value and channel in parent):
+                log, segs = self._logs.stage(thread_id, ns, channel, parent.get(channel), value, checkpoint_id,
+                                             trust_open=trust_open)
+                if log is not None:
+                    staged.append(log)
+                refs[channel] = segs
+                blobs.append((channel, str(version), MESSAGES, encode(segs)))
             else:
-                kind, data = self.serde.dumps_typed(value)
-                blobs.append((channel, str(version), kind, data))
-        kind, data = self.serde.dumps_typed(c)
-        md = get_checkpoint_metadata(config, metadata)
-        md_kind, md_data = self.serde.dumps_typed(md)
-        run_id = md.get("run_id")
-        row: CheckpointRow = (thread_id, ns, checkpoint["id"], conf.get("checkpoint_id"), kind, data, md_kind, md_data)
-        self._tables.put_checkpoint(row, str(run_id) if run_id is not None else None, blobs)
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+                if channel not in plain:
+                    plain[channel] = self.serde.dumps_typed(value)
+                blobs.append((channel, str(version), *plain[channel]))
+        return self._tables.put_statements(row, run_id, blobs), refs
+
+    def _put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
+        its log (or starts a fork), every other new channel version goes through ``serde``;
+        with a store, all of it in one transaction."""
+        thread_id, ns, parent_id, values, row, run_id = self._prepare(config, checkpoint, metadata)
+        plain: dict[str, tuple[str, bytes]] = {}  # serde blobs, made once whatever the attempts
+        with self._logs.lock:
+            for attempt in range(_MAX_ATTEMPTS):
+                # the first attempt trusts what this saver remembers; a retry reads the store
+                parent = self._parent_refs(thread_id, ns, parent_id, remembered=attempt == 0)
+                staged: list[MessageLog] = []
+                try:
+                    statements, refs = self._stage(row, run_id, values, new_versions, parent, plain, attempt == 0,
+                                                   staged)
+                    with self._sqlite_writes or _nolock():
+                        if self.store is None:
+                            self._tables.run(statements)
+                        else:
+                            self.store._save_with([log.ctx for log in staged], statements)
+                except (ConflictError, KeyError) as e:
+                    # Another writer saved to a log first (or deleted one): read again, redo.
+                    self._logs.drop(staged)
+                    if self.store is None or (isinstance(e, KeyError) and attempt > 0):
+                        raise
+                    time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
+                    continue
+                except BaseException:
+                    if self.store is not None:
+                        self._logs.drop(staged)  # unsaved events: the store's logs are the truth
+                    raise
+                self._remember((thread_id, ns, checkpoint["id"]), refs)
+                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+        raise ConflictError(f"thread {thread_id}: a checkpoint gave up after {_MAX_ATTEMPTS} attempts lost to "
+                            "other writers")
 
     def _put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str = "") -> None:
         """Store a task's pending writes. Writes to LangGraph's special channels (error,
         interrupt, …) replace what the task wrote there before; other writes already stored
         are kept, as the stock savers do."""
+        self._check_open()
         conf = config["configurable"]
         rows = []
         for idx, (channel, value) in enumerate(writes):
             kind, data = self.serde.dumps_typed(value)
             rows.append((WRITES_IDX_MAP.get(channel, idx), channel, kind, data))
-        self._tables.put_writes(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id,
-                                task_path, rows, replace=all(w[0] in WRITES_IDX_MAP for w in writes))
+        with self._sqlite_writes or _nolock():
+            self._tables.put_writes(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), conf["checkpoint_id"],
+                                    task_id, task_path, rows, replace=all(w[0] in WRITES_IDX_MAP for w in writes))
 
     # ---- reading ---------------------------------------------------------------------------
 
     def _get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``, else the thread's latest in
-        the namespace), every message list read as the fold of its log at the recorded seq."""
+        the namespace), every message list read as the fold of its logs where it stands."""
+        self._check_open()
         conf = config["configurable"]
         row = self._tables.checkpoint(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), get_checkpoint_id(config))
         return None if row is None else self._tuple(row)
@@ -175,6 +293,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
         names them), or of every thread when ``config`` is ``None``; ``filter`` matches metadata
         keys, ``before`` keeps older checkpoints, ``limit`` caps the count."""
+        self._check_open()
         conf = config["configurable"] if config else {}
         thread_id = conf.get("thread_id")
         rows = self._tables.checkpoints(
@@ -192,15 +311,31 @@ class ContextSaver(BaseCheckpointSaver[str]):
         return out
 
     def _tuple(self, row: CheckpointRow) -> CheckpointTuple:
-        thread_id, ns, checkpoint_id, parent_id, kind, data, md_kind, md_data = row
-        checkpoint: Checkpoint = self.serde.loads_typed((kind, data))
+        thread_id, ns, checkpoint_id = row[0], row[1], row[2]
+        checkpoint: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        blobs = self._tables.blobs(thread_id, ns, checkpoint["channel_versions"])
+        values, refs = self._values(thread_id, ns, blobs)
+        for channel, segs in refs.items():
+            values[channel] = self._logs.read(thread_id, ns, channel, segs)
+        with self._logs.lock:
+            self._remember((thread_id, ns, checkpoint_id), refs)
+        return self._tuple_of(row, checkpoint, values, self._tables.writes(thread_id, ns, checkpoint_id))
+
+    def _values(self, thread_id: str, ns: str, blobs: list[tuple[str, str, bytes]]) -> tuple[dict[str, Any], Refs]:
+        """The channel values ``serde`` holds, and the segments of the message channels."""
         values: dict[str, Any] = {}
-        for channel, blob_kind, blob in self._tables.blobs(thread_id, ns, checkpoint["channel_versions"]):
+        refs: Refs = {}
+        for channel, blob_kind, blob in blobs:
             if blob_kind == MESSAGES:
-                values[channel] = self._logs.read(log_id(thread_id, ns, channel), blob.decode())
+                refs[channel] = decode(blob)
             elif blob_kind != "empty":
                 values[channel] = self.serde.loads_typed((blob_kind, blob))
-        writes = sorted(self._tables.writes(thread_id, ns, checkpoint_id), key=lambda w: writes_sort_key(w[4], w[0], w[5]))
+        return values, refs
+
+    def _tuple_of(self, row: CheckpointRow, checkpoint: Checkpoint, values: dict[str, Any],
+                  writes: list[tuple[str, str, str, bytes, str, int]]) -> CheckpointTuple:
+        thread_id, ns, checkpoint_id, parent_id, _, _, md_kind, md_data = row
+        writes = sorted(writes, key=lambda w: writes_sort_key(w[4], w[0], w[5]))
 
         def config_of(cp_id: str) -> RunnableConfig:
             return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cp_id}}
@@ -215,34 +350,71 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     # ---- deleting and copying --------------------------------------------------------------
 
+    def _thread_logs(self, thread_id: str) -> set[str]:
+        """The ids of every message log of the thread (main logs and forks, every namespace)."""
+        prefix = json.dumps(["langgraph", thread_id], ensure_ascii=False)[:-1] + ", "
+        with self._logs.lock:
+            found = {cid for cid in self._logs._open if cid.startswith(prefix)}
+        if self.store is not None:
+            found |= {cid for cid, _ in self.store.scan(prefix)}
+        return found
+
     def _delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, writes and message logs, in every namespace."""
+        self._check_open()
         thread_id = str(thread_id)
-        channels = self._tables.message_channels(thread_id, MESSAGES)
         self._tables.delete_thread(thread_id)
-        for ns, channel in channels:
-            self._logs.delete(log_id(thread_id, ns, channel))
+        for cid in self._thread_logs(thread_id):
+            self._logs.delete(cid)
+        with self._logs.lock:
+            self._forget(thread_id)
+
+    def _collect(self, thread_id: str) -> None:
+        """Delete what no remaining checkpoint of the thread reads: channel blobs of versions
+        none of them holds, and message logs (forks, or a main log) none of their segments
+        name. A log some checkpoint reads keeps every event (the store only appends)."""
+        held: set[tuple[str, str, str]] = set()
+        for row in self._tables.checkpoints(thread_id, None, None, None):
+            checkpoint: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+            held |= {(row[1], channel, str(v)) for channel, v in checkpoint["channel_versions"].items()}
+        read: set[str] = set()
+        for ns, channel, version, data in self._tables.blobs_of_kind(thread_id, MESSAGES):
+            if (ns, channel, version) in held:
+                read |= {log_id(thread_id, ns, channel, key) for key, *_ in decode(data)}
+        self._tables.delete_blobs(thread_id, [k for k in self._tables.blob_keys(thread_id) if k not in held])
+        for cid in self._thread_logs(thread_id) - read:
+            self._logs.delete(cid)
+        with self._logs.lock:
+            self._forget(thread_id)
 
     def _delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints whose metadata ``run_id`` is one of ``run_ids``, and their
-        writes. The message logs keep their events (other checkpoints read them)."""
+        """Delete the checkpoints whose metadata ``run_id`` is one of ``run_ids``, their
+        writes, and what no remaining checkpoint of their threads reads (blobs, forks)."""
+        self._check_open()
         ids = [str(r) for r in run_ids]
-        if ids:
-            self._tables.delete_checkpoints(self._tables.run_checkpoints(ids))
+        if not ids:
+            return
+        keys = self._tables.run_checkpoints(ids)
+        self._tables.delete_checkpoints(keys)
+        for thread_id in sorted({k[0] for k in keys}):
+            self._collect(thread_id)
 
     def _copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint and write of a thread to another; each message log becomes a
-        fork (``origin_context_id`` = the source's log) holding the source's whole log, so the
-        copied checkpoints read exactly what the source's read."""
+        """Copy every checkpoint and write of a thread to another; each message log (main
+        and forks) becomes a fork (``origin_context_id`` = the source's log) holding the
+        source's whole log, so the copied checkpoints read exactly what the source's read."""
+        self._check_open()
         source, target = str(source_thread_id), str(target_thread_id)
-        for ns, channel in self._tables.message_channels(source, MESSAGES):
-            self._logs.copy(log_id(source, ns, channel), log_id(target, ns, channel))
+        for cid in sorted(self._thread_logs(source)):
+            _, _, ns, channel, *key = json.loads(cid)
+            self._logs.copy(cid, log_id(target, ns, channel, key[0] if key else ""))
         self._tables.copy_thread(source, target)
 
     def _prune(self, thread_ids: Sequence[str], strategy: str) -> None:
-        """``"keep_latest"``: keep only each namespace's latest checkpoint (with its writes and
-        its channel versions) of each thread; ``"delete"``: delete the threads. The message
-        logs keep their events, the history ``messages_at`` reads."""
+        """``"keep_latest"``: keep only each namespace's latest checkpoint of each thread (with
+        its writes, its channel versions and the logs it reads); ``"delete"``: delete the
+        threads."""
+        self._check_open()
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
         for thread_id in map(str, thread_ids):
@@ -251,11 +423,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
                 continue
             for ns in self._tables.namespaces(thread_id):
                 rows = self._tables.checkpoints(thread_id, ns, None, None)
-                if not rows:
-                    continue
-                latest: Checkpoint = self.serde.loads_typed((rows[0][4], rows[0][5]))
                 self._tables.delete_checkpoints([(thread_id, ns, r[2]) for r in rows[1:]])
-                self._tables.delete_blobs_except(thread_id, ns, dict(latest["channel_versions"]))
+            self._collect(thread_id)
 
     # ---- versions --------------------------------------------------------------------------
 
@@ -265,87 +434,245 @@ class ContextSaver(BaseCheckpointSaver[str]):
         n = 0 if current is None else current if isinstance(current, int) else int(str(current).split(".")[0])
         return f"{n + 1:032}.{random.random():016}"
 
-    # ---- the calls: sync and async, both on the saver's thread ---------------------------------
-
-    def _submit(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> Future[_T]:
-        if self._closed:
-            raise RuntimeError(f"{self!r} is closed")
-        return self._worker.submit(fn, *args, **kw)
-
-    def _call(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
-        return self._submit(fn, *args, **kw).result()
+    # ---- the calls: sync on the caller's thread, async off the event loop ------------------
 
     async def _off(self, fn: Callable[..., _T], *args: Any, **kw: Any) -> _T:
-        # The one place the async methods meet the store: its calls block, so they run on the
-        # saver's thread and the event loop never waits on the database.
-        return await asyncio.wrap_future(self._submit(fn, *args, **kw))
+        # The store's calls block: they run on the saver's thread for async callers, so the
+        # event loop never waits on the database.
+        self._check_open()
+        if self._async_worker is None:
+            self._async_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ctxfold-langgraph")
+        return await asyncio.wrap_future(self._async_worker.submit(fn, *args, **kw))
 
     def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
             new_versions: ChannelVersions) -> RunnableConfig:
         """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
-        its log (the seq it then stands at is recorded), every other new channel version goes
-        through ``serde``."""
-        return self._call(self._put, config, checkpoint, metadata, new_versions)
+        its log, or starts a fork when its parent is not the log's latest list; every other new
+        channel version goes through ``serde``. With a store: one transaction."""
+        return self._put(config, checkpoint, metadata, new_versions)
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str = "") -> None:
         """Store a task's pending writes. Writes to LangGraph's special channels (error,
         interrupt, …) replace what the task wrote there before; other writes already stored
         are kept, as the stock savers do."""
-        self._call(self._put_writes, config, writes, task_id, task_path)
+        self._put_writes(config, writes, task_id, task_path)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``, else the thread's latest in
-        the namespace), every message list read as the fold of its log at the recorded seq."""
-        return self._call(self._get_tuple, config)
+        the namespace), every message list read as the fold of its logs where it stands."""
+        return self._get_tuple(config)
 
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
              before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
         names them), or of every thread when ``config`` is ``None``; ``filter`` matches metadata
         keys, ``before`` keeps older checkpoints, ``limit`` caps the count."""
-        return iter(self._call(self._list, config, filter, before, limit))
+        return iter(self._list(config, filter, before, limit))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints, writes and message logs, in every namespace."""
-        self._call(self._delete_thread, thread_id)
+        self._delete_thread(thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete the checkpoints whose metadata ``run_id`` is one of ``run_ids``, and their
-        writes. The message logs keep their events (other checkpoints read them)."""
-        self._call(self._delete_for_runs, run_ids)
+        """Delete the checkpoints whose metadata ``run_id`` is one of ``run_ids``, their
+        writes, and what no remaining checkpoint of their threads reads: blobs, forks (a
+        thread's main log too, when none reads it)."""
+        self._delete_for_runs(run_ids)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread to another; each message log becomes a
         fork (``origin_context_id`` = the source's log) holding the source's whole log, so the
         copied checkpoints read exactly what the source's read."""
-        self._call(self._copy_thread, source_thread_id, target_thread_id)
+        self._copy_thread(source_thread_id, target_thread_id)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """``"keep_latest"``: keep only each namespace's latest checkpoint (with its writes and
-        its channel versions) of each thread; ``"delete"``: delete the threads. The message
-        logs keep their events, the history ``messages_at`` reads."""
-        self._call(self._prune, thread_ids, strategy)
+        """``"keep_latest"``: keep only each namespace's latest checkpoint of each thread, with
+        its writes, its channel versions and the logs it reads (every other fork is deleted);
+        ``"delete"``: delete the threads."""
+        self._prune(thread_ids, strategy)
+
+    # ---- async: the AsyncStore and async table access ---------------------------------------
+
+    def _async(self) -> tuple[AsyncStore, AsyncTables] | None:
+        """The AsyncStore on the saver's database and the async tables (made on first use);
+        ``None`` in memory, where nothing waits and the calls run inline."""
+        self._check_open()
+        if self.store is None:
+            return None
+        if self._astore is None:
+            backend: Any = self.store._db
+            self._astore = AsyncStore(backend._url if hasattr(backend, "_url") else backend._path)
+            self._atables = AsyncTables(self._tables, self._astore)
+        assert self._atables is not None
+        return self._astore, self._atables
+
+    async def _alock(self) -> asyncio.Lock:
+        """This event loop's lock over the saver's puts (an asyncio.Lock belongs to one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._aputs is None or self._aputs[0] is not loop:
+            self._aputs = (loop, asyncio.Lock())
+        return self._aputs[1]
+
+    async def _alogs(self, store: AsyncStore,
+                     step: Callable[[builtins.list[MessageLog]], _T]) -> tuple[_T, builtins.list[MessageLog]]:
+        """Run a step of the logs with the AsyncStore's answers: each time the step needs one
+        it has not got (``NeedIO``), the step is undone (its staged logs dropped), the answer
+        awaited, and the step run again. The step itself never waits."""
+        answers: dict[tuple[str, str], Any] = {}
+        while True:
+            staged: builtins.list[MessageLog] = []
+            with self._logs.lock:
+                self._logs.answers = answers
+                try:
+                    return step(staged), staged
+                except NeedIO as e:
+                    need = e
+                    for log in staged:  # their answers were changed by the step: ask again
+                        answers.pop(("load", log.ctx.id), None)
+                        answers.pop(("refresh", log.ctx.id), None)
+                    self._logs.drop(staged)
+                except BaseException:
+                    self._logs.drop(staged)
+                    raise
+                finally:
+                    self._logs.answers = None
+            answers[(need.op, need.cid)] = await self._answer(store, need)
+
+    @staticmethod
+    async def _answer(store: AsyncStore, need: NeedIO) -> Any:
+        if need.op == "load":
+            try:
+                return await store.load(need.cid)
+            except KeyError:
+                return None
+        if need.op == "refresh":
+            assert need.ctx is not None
+            try:
+                return await store.refresh(need.ctx)
+            except (ConflictError, KeyError) as e:
+                return e
+        return await store.contains(need.cid)
+
+    async def _aparent_refs(self, tables: AsyncTables, thread_id: str, ns: str, parent_id: str | None,
+                            remembered: bool) -> Refs:
+        if parent_id is None:
+            return {}
+        key = (thread_id, ns, parent_id)
+        if remembered and key in self._refs:
+            return self._refs[key]
+        row = await tables.checkpoint(thread_id, ns, parent_id)
+        if row is None:
+            return {}
+        parent: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        refs = {channel: decode(data)
+                for channel, kind, data in await tables.blobs(thread_id, ns, parent["channel_versions"])
+                if kind == MESSAGES}
+        with self._logs.lock:
+            self._remember(key, refs)
+        return refs
+
+    async def _atuple(self, store: AsyncStore, tables: AsyncTables, row: CheckpointRow) -> CheckpointTuple:
+        thread_id, ns, checkpoint_id = row[0], row[1], row[2]
+        checkpoint: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        values, refs = self._values(thread_id, ns, await tables.blobs(thread_id, ns, checkpoint["channel_versions"]))
+        if refs:
+            lists, _ = await self._alogs(store, lambda staged: {
+                channel: self._logs.read(thread_id, ns, channel, segs) for channel, segs in refs.items()})
+            values.update(lists)
+        with self._logs.lock:
+            self._remember((thread_id, ns, checkpoint_id), refs)
+        return self._tuple_of(row, checkpoint, values, await tables.writes(thread_id, ns, checkpoint_id))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """``get_tuple``, for async graphs (the work runs on a worker thread)."""
-        return await self._off(self._get_tuple, config)
+        """``get_tuple``, for async graphs: the rows through async connections (PostgreSQL) or
+        the AsyncStore's worker thread (SQLite), the logs through the AsyncStore."""
+        io = self._async()
+        if io is None:
+            return self._get_tuple(config)
+        store, tables = io
+        conf = config["configurable"]
+        row = await tables.checkpoint(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), get_checkpoint_id(config))
+        return None if row is None else await self._atuple(store, tables, row)
 
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
         """``list``, for async graphs."""
-        for t in await self._off(self._list, config, filter, before, limit):
-            yield t
+        io = self._async()
+        if io is None:
+            for t in self._list(config, filter, before, limit):
+                yield t
+            return
+        store, tables = io
+        conf = config["configurable"] if config else {}
+        thread_id = conf.get("thread_id")
+        rows = await tables.checkpoints(
+            str(thread_id) if thread_id is not None else None, conf.get("checkpoint_ns"),
+            get_checkpoint_id(config) if config else None, get_checkpoint_id(before) if before else None)
+        count = 0
+        for row in rows:
+            if limit is not None and count >= limit:
+                break
+            if filter:
+                md = self.serde.loads_typed((row[6], row[7]))
+                if not all(md.get(k) == v for k, v in filter.items()):
+                    continue
+            count += 1
+            yield await self._atuple(store, tables, row)
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
                    new_versions: ChannelVersions) -> RunnableConfig:
-        """``put``, for async graphs."""
-        return await self._off(self._put, config, checkpoint, metadata, new_versions)
+        """``put``, for async graphs: the logs' appends and the rows in one transaction of the
+        AsyncStore's."""
+        io = self._async()
+        if io is None:
+            return self._put(config, checkpoint, metadata, new_versions)
+        store, tables = io
+        thread_id, ns, parent_id, values, row, run_id = self._prepare(config, checkpoint, metadata)
+        plain: dict[str, tuple[str, bytes]] = {}
+        async with await self._alock():
+            for attempt in range(_MAX_ATTEMPTS):
+                parent = await self._aparent_refs(tables, thread_id, ns, parent_id, remembered=attempt == 0)
+                staged: list[MessageLog] = []
+                try:
+                    step = functools.partial(self._stage, row, run_id, values, new_versions, parent, plain,
+                                             attempt == 0)
+                    (statements, refs), staged = await self._alogs(store, step)
+                    await store._save_with([log.ctx for log in staged], statements)
+                except (ConflictError, KeyError) as e:
+                    with self._logs.lock:
+                        self._logs.drop(staged)
+                    if isinstance(e, KeyError) and attempt > 0:
+                        raise
+                    await asyncio.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
+                    continue
+                except BaseException:
+                    with self._logs.lock:
+                        self._logs.drop(staged)
+                    raise
+                with self._logs.lock:
+                    self._remember((thread_id, ns, checkpoint["id"]), refs)
+                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+        raise ConflictError(f"thread {thread_id}: a checkpoint gave up after {_MAX_ATTEMPTS} attempts lost to "
+                            "other writers")
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
         """``put_writes``, for async graphs."""
-        await self._off(self._put_writes, config, writes, task_id, task_path)
+        io = self._async()
+        if io is None:
+            self._put_writes(config, writes, task_id, task_path)
+            return
+        conf = config["configurable"]
+        rows = []
+        for idx, (channel, value) in enumerate(writes):
+            kind, data = self.serde.dumps_typed(value)
+            rows.append((WRITES_IDX_MAP.get(channel, idx), channel, kind, data))
+        await io[1].put_writes(str(conf["thread_id"]), conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id,
+                               task_path, rows, replace=all(w[0] in WRITES_IDX_MAP for w in writes))
+
+    # The maintenance calls (rare, and reading or writing many rows) run the blocking code on
+    # the saver's worker thread.
 
     async def adelete_thread(self, thread_id: str) -> None:
         """``delete_thread``, for async graphs."""

@@ -1,126 +1,258 @@
 """Where the message logs live: a ``ctxfold.Store`` (shared with other processes) or this
-process's memory. One Context per thread, namespace and message channel, its id the JSON text
-``["langgraph", thread_id, checkpoint_ns, channel]`` (``ctxfold store URL`` lists them)."""
+process's memory, and how a checkpoint's list is found in them.
+
+A message channel of a thread and namespace is a *main* log, the Context with id
+``["langgraph", thread_id, checkpoint_ns, channel]`` (JSON text), plus one *fork* per branch,
+id ``["langgraph", thread_id, checkpoint_ns, channel, key]``, ``key`` the id of the checkpoint
+that started the branch (``origin_context_id``: the log it branched from). A checkpoint
+records its list as *segments* ``[[key, token, seq, count], …]``: the list is, segment after
+segment, the first ``count`` messages of that log's fold at ``seq`` (``key`` ``""`` is the main
+log; ``token``, the log's ``created_at``, tells a log from one deleted and made anew under the
+same id). A main-line checkpoint is one segment. A branch's list starts with the part of its
+parent's list it keeps — read where the parent's list is, never copied — and ends with its own
+log, which holds only what the branch changed after that prefix.
+"""
 
 from __future__ import annotations
 
 import json
-import random
 import threading
-import time
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
 
 from ..._context import Context
-from ...errors import ConflictError
-from ._messages import MessageLog
+from ...errors import ConflictError, DecodeError
+from ._messages import MessageLog, same
 
 if TYPE_CHECKING:
     from ...stores import Store
 
-__all__ = ["Logs", "log_id"]
+__all__ = ["Logs", "NeedIO", "Segment", "decode", "encode", "log_id"]
 
-# A put that keeps losing the race to other writers gives up after this many attempts; each
-# loss means another writer's checkpoint landed, so the store is progressing.
-_MAX_ATTEMPTS = 1000
+# (key, token, seq, count)
+Segment = tuple[str, str, int, int]
 
 
-def log_id(thread_id: str, ns: str, channel: str) -> str:
-    return json.dumps(["langgraph", thread_id, ns, channel], ensure_ascii=False)
+def log_id(thread_id: str, ns: str, channel: str, key: str = "") -> str:
+    parts = ["langgraph", thread_id, ns, channel] + ([key] if key else [])
+    return json.dumps(parts, ensure_ascii=False)
+
+
+def encode(segments: Sequence[Segment]) -> bytes:
+    return json.dumps([list(s) for s in segments], ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def decode(data: bytes) -> list[Segment]:
+    try:
+        raw = json.loads(data)
+        out = [(str(k), str(t), int(s), int(c)) for k, t, s, c in raw]
+    except (ValueError, TypeError):
+        raise DecodeError(f"a message channel's checkpoint record is not segments: {data[:80]!r}") from None
+    if any(s < 0 or c < 0 for _, _, s, c in out):
+        raise DecodeError(f"a message channel's checkpoint record has a negative seq or count: {data[:80]!r}")
+    return out
+
+
+class NeedIO(Exception):
+    """A step of the logs needs the store's answer to ``op`` on ``cid`` (an async caller
+    fetches it from its AsyncStore, then runs the step again)."""
+
+    def __init__(self, op: str, cid: str, ctx: Context | None) -> None:
+        super().__init__(op, cid)
+        self.op, self.cid, self.ctx = op, cid, ctx
+
+
+def _common(a: Sequence[BaseMessage], b: Sequence[BaseMessage]) -> int:
+    """How many messages ``a`` and ``b`` start with alike."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and same(a[i], b[i]):
+        i += 1
+    return i
 
 
 class Logs:
-    """The open message logs, each caught up with the store before it is read or written."""
+    """The open message logs of one saver. ``lock`` is held by the saver across a put (stage,
+    then commit) and by every read, so the open logs change one call at a time."""
 
     def __init__(self, store: Store | None, serde: Any) -> None:
         self.store = store
         self._serde = serde
         self._open: dict[str, MessageLog] = {}
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
+        # set by an async caller for one step: the AsyncStore's answers (see _ask)
+        self.answers: dict[tuple[str, str], Any] | None = None
+        # the last prefix read (segments → objects): a branch's puts read the same one each time
+        self._prefix: tuple[tuple[str, tuple[Segment, ...]], list[BaseMessage]] | None = None
 
-    def _load(self, cid: str, create: bool) -> MessageLog | None:
-        """The log as the store holds it now (or a new one); ``None`` when absent and not
-        ``create``."""
-        self._open.pop(cid, None)
-        ctx: Context | None = None
-        if self.store is not None:
+    # ---- opening -------------------------------------------------------------------------
+
+    # ---- the store's answers: asked of the Store, or (async callers) handed in ------------
+
+    def _ask(self, op: str, cid: str, ctx: Context | None = None) -> Any:
+        """What the store says to ``op`` (``load``: the Context or ``None``; ``refresh``: the
+        events applied to ``ctx``, or the error it raised; ``contains``: a bool). With
+        ``answers`` set (an async caller), the answer it holds, else ``NeedIO``: the caller
+        asks the AsyncStore and runs the step again (every step asks before it changes a log)."""
+        if self.answers is not None:
+            key = (op, cid)
+            if key not in self.answers:
+                raise NeedIO(op, cid, ctx)
+            answer = self.answers[key]
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        assert self.store is not None
+        if op == "load":
             try:
-                ctx = self.store.load(cid)
+                return self.store.load(cid)
             except KeyError:
-                ctx = None
-        if ctx is None:
-            if not create:
                 return None
-            ctx = Context.deserialize({"version": 2, "id": cid})
+        if op == "refresh":
+            assert ctx is not None
+            return self.store.refresh(ctx)
+        return cid in self.store
+
+    def _load(self, cid: str) -> MessageLog | None:
+        """The log as the store holds it now; ``None`` when absent."""
+        self._open.pop(cid, None)
+        if self.store is None and self.answers is None:
+            return None
+        ctx = self._ask("load", cid)
+        if ctx is None:
+            return None
         log = self._open[cid] = MessageLog(ctx, self._serde)
         return log
 
-    def _caught_up(self, cid: str, create: bool) -> MessageLog | None:
+    def _caught_up(self, cid: str) -> MessageLog | None:
         """The open log brought up to what the store holds (one indexed read when nothing is
-        new), or loaded."""
+        new), or loaded; ``None`` when there is no such log."""
         log = self._open.get(cid)
-        if log is None or self.store is None:
-            return log if log is not None else self._load(cid, create)
+        if log is None or (self.store is None and self.answers is None):
+            return log if log is not None else self._load(cid)
         try:
-            if self.store.refresh(log.ctx):
+            if self._ask("refresh", cid, log.ctx):
                 log.forget_head()
             return log
         except (ConflictError, KeyError):
-            return self._load(cid, create)
+            return self._load(cid)
 
-    def exists(self, cid: str) -> bool:
-        with self._lock:
-            return cid in self._open or (self.store is not None and cid in self.store)
+    def _new(self, cid: str, origin: str | None) -> MessageLog:
+        data: dict[str, Any] = {"version": 2, "id": cid}
+        if origin is not None:
+            data["origin_context_id"] = origin
+        log = self._open[cid] = MessageLog(Context.deserialize(data), self._serde)
+        return log
 
-    def put(self, cid: str, messages: list[BaseMessage], parent: str | None, checkpoint: str) -> str:
-        """Append what makes the log's fold ``messages``; the reference to record for it:
-        ``"<seq> <token>"``, the token naming this log (its ``created_at``), so that a log
-        deleted and made anew under the same id is never read at a seq of the old one.
+    def _exists(self, cid: str) -> bool:
+        return cid in self._open or ((self.store is not None or self.answers is not None) and self._ask("contains", cid))
 
-        A put whose parent is the checkpoint this saver last put on the log skips asking the
-        store what is new: the log is as this saver left it, unless another process raced
-        it, which the save then finds (``ConflictError``: read the log again, redo)."""
-        with self._lock:
-            for attempt in range(_MAX_ATTEMPTS):
-                log = self._open.get(cid)
-                if log is None or log.last_checkpoint is None or log.last_checkpoint != parent:
-                    log = self._caught_up(cid, True)
-                assert log is not None
-                seq = log.put(messages)
-                if self.store is not None:
-                    try:
-                        self.store.save(log.ctx)
-                    except ConflictError:
-                        # Another process wrote first: drop the unsaved events, read the log again.
-                        self._open.pop(cid, None)
-                        time.sleep(random.uniform(0, 0.002 * min(attempt + 1, 10)))
-                        continue
-                    except BaseException:
-                        self._open.pop(cid, None)  # unsaved events: the store's log is the truth
-                        raise
-                log.last_checkpoint = checkpoint
-                return f"{seq} {log.token}"
-            raise ConflictError(f"{cid}: gave up after {_MAX_ATTEMPTS} attempts lost to other writers")
+    def _holding(self, cid: str, token: str, seq: int) -> MessageLog:
+        """The log ``cid`` made at ``token``, holding ``seq``: the open one when it does,
+        else caught up with the store; ``KeyError`` when it is gone."""
+        log = self._open.get(cid)
+        if log is None or log.token != token or seq > log.ctx.next_seq:
+            log = self._caught_up(cid)
+            if log is not None and log.token != token:
+                log = self._load(cid)
+        if log is None or log.token != token or seq > log.ctx.next_seq:
+            raise KeyError(f"message log {cid} no longer holds this checkpoint's messages (seq {seq}): "
+                           "its thread was deleted")
+        return log
 
-    def read(self, cid: str, ref: str) -> list[BaseMessage]:
-        """The list a ``put`` recorded as ``ref``."""
-        seq_text, _, token = ref.partition(" ")
-        seq = int(seq_text)
-        with self._lock:
-            log = self._open.get(cid)
-            if log is None or log.token != token or seq > log.ctx.next_seq:
-                log = self._caught_up(cid, False)
-                if log is not None and log.token != token:
-                    log = self._load(cid, False)
-            if log is None or log.token != token or seq > log.ctx.next_seq:
-                raise KeyError(f"message log {cid} no longer holds this checkpoint's messages (seq {seq}): "
-                               "its thread was deleted")
-            return log.at(seq)
+    # ---- reading -------------------------------------------------------------------------
+
+    def read(self, thread_id: str, ns: str, channel: str, segments: Sequence[Segment]) -> list[BaseMessage]:
+        """The list ``segments`` record: a new list (the message objects are shared)."""
+        with self.lock:
+            out: list[BaseMessage] = []
+            for key, token, seq, count in segments:
+                log = self._holding(log_id(thread_id, ns, channel, key), token, seq)
+                part = log.at(seq)
+                out += part if count >= len(part) else part[:count]
+            return out
+
+    def _prefix_of(self, thread_id: str, ns: str, channel: str, segments: Sequence[Segment]) -> list[BaseMessage]:
+        if not segments:
+            return []
+        key = (log_id(thread_id, ns, channel), tuple(segments))
+        if self._prefix is not None and self._prefix[0] == key:
+            return self._prefix[1]
+        out = self.read(thread_id, ns, channel, segments)
+        self._prefix = (key, out)
+        return out
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def stage(self, thread_id: str, ns: str, channel: str, parent: Sequence[Segment] | None,
+              target: list[BaseMessage], checkpoint_id: str, trust_open: bool) -> tuple[MessageLog | None, list[Segment]]:
+        """Append to a log what makes ``target`` from the parent checkpoint's list
+        (``parent``: its segments; ``None`` when it had none for this channel), unsaved;
+        return that log (``None``: nothing to append) and the new checkpoint's segments.
+
+        The parent's own log, when the parent is its latest list, goes on (``target`` minus
+        the parent's prefix appended to it). Anything else is a branch: a new fork holding
+        ``target`` from where it parts from the parent's list, the part before read through
+        the parent's segments. ``trust_open``: take an open log as the store's (a save finds
+        out otherwise: ``ConflictError``; the saver then stages again without it)."""
+        if not parent:
+            main = log_id(thread_id, ns, channel)
+            log = self._open.get(main) if trust_open else None
+            if log is None:
+                log = self._caught_up(main)
+            if log is None:  # the channel's first list: the main log starts
+                log = self._new(main, None)
+                return log, [("", log.token, log.put(target), len(target))]
+            return self._fork(thread_id, ns, channel, [], target, checkpoint_id, None)
+        *prefix, (key, token, seq, count) = parent
+        cid = log_id(thread_id, ns, channel, key)
+        log = self._open.get(cid) if trust_open else None
+        if log is None or log.token != token or seq > log.ctx.next_seq:
+            log = self._holding(cid, token, seq)
+        prefix_list = self._prefix_of(thread_id, ns, channel, prefix)
+        k = len(prefix_list)
+        if log.ctx.next_seq == seq and count == len(log.head()) and _common(prefix_list, target) == k:
+            new_seq = log.put(target[k:])
+            return log, [*prefix, (key, log.token, new_seq, len(target) - k)]
+        # a branch: parts from the parent's list after the messages both start with
+        own = log.at(seq)[:count]
+        k = _common(prefix_list + own, target)
+        kept: list[Segment] = []
+        taken = 0
+        for (s_key, s_token, s_seq, _), length in zip(parent, [*(c for *_, c in prefix), len(own)]):
+            if taken >= k:
+                break
+            take = min(length, k - taken)
+            kept.append((s_key, s_token, s_seq, take))
+            taken += take
+        if k == len(target) and kept:  # nothing of its own: the parent's logs hold it all
+            return None, kept
+        return self._fork(thread_id, ns, channel, kept, target[k:], checkpoint_id, cid)
+
+    def _fork(self, thread_id: str, ns: str, channel: str, kept: list[Segment], rest: list[BaseMessage],
+              checkpoint_id: str, origin: str | None) -> tuple[MessageLog, list[Segment]]:
+        key, n = checkpoint_id, 0
+        while self._exists(log_id(thread_id, ns, channel, key)):  # the same checkpoint put again
+            n += 1
+            key = f"{checkpoint_id}.{n}"
+        log = self._new(log_id(thread_id, ns, channel, key), origin)
+        return log, [*kept, (key, log.token, log.put(rest), len(rest))]
+
+    def drop(self, logs: Iterable[MessageLog]) -> None:
+        """Forget open logs whose staged events were not saved: the store's are the truth."""
+        for log in logs:
+            if self._open.get(log.ctx.id) is log:
+                del self._open[log.ctx.id]
+        self._prefix = None
+
+    # ---- deleting and copying --------------------------------------------------------------
 
     def delete(self, cid: str) -> None:
-        with self._lock:
+        with self.lock:
             self._open.pop(cid, None)
+            self._prefix = None
             if self.store is not None:
                 try:
                     self.store.delete(cid)
@@ -128,10 +260,11 @@ class Logs:
                     pass
 
     def copy(self, source: str, target: str) -> None:
-        """``target`` as a fork of ``source`` that keeps its whole log, so that every seq a
-        copied checkpoint records reads the same list (its ``origin_context_id`` is the source)."""
-        with self._lock:
-            log = self._caught_up(source, False)
+        """``target`` as a fork of ``source`` that keeps its whole log (and its ``created_at``,
+        the token), so that every segment a copied checkpoint records reads the same list
+        (its ``origin_context_id`` is the source)."""
+        with self.lock:
+            log = self._caught_up(source)
             if log is None:
                 return
             data = log.ctx.serialize()

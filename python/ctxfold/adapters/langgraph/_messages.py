@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -22,14 +24,15 @@ from ...errors import FormatError
 from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
 from ...formats._plan import Answer, Unplanned, alone
 
-__all__ = ["MessageLog", "is_messages"]
+__all__ = ["MessageLog", "is_messages", "same"]
 
 _SERDE_KEY = "langgraph"
 
 
 def is_messages(value: Any) -> bool:
     """A message channel's value: a non-empty list of LangChain messages (found by value)."""
-    return isinstance(value, list) and bool(value) and all(isinstance(x, BaseMessage) for x in value)
+    # map over the builtin: the test of a long list runs at C speed
+    return isinstance(value, list) and bool(value) and all(map(isinstance, value, repeat(BaseMessage, len(value))))
 
 
 def _to_langchain(m: Message, serde: Any) -> BaseMessage:
@@ -75,7 +78,8 @@ def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
         return Message(role, None, metadata=meta, **kw)
 
 
-def _same(a: BaseMessage, b: BaseMessage) -> bool:
+def same(a: BaseMessage, b: BaseMessage) -> bool:
+    """The same message: the very object, or one of its class ``==`` to it."""
     return a is b or (a.id == b.id and type(a) is type(b) and a == b)
 
 
@@ -93,9 +97,6 @@ class MessageLog:
         self.objects: dict[Message, BaseMessage] = {}
         self._head: list[BaseMessage] | None = None
         self._head_seq = -1
-        # the checkpoint this saver last recorded on the log (a put whose parent it is needs
-        # no look at the store first)
-        self.last_checkpoint: str | None = None
         self.token = ctx.created_at.isoformat()
 
     # ---- reading -------------------------------------------------------------------------
@@ -139,8 +140,11 @@ class MessageLog:
         # ("remove", first, last, []) / ("replace", pos, 0, [new]) / ("add", 0, 0, [new, ...])
         ops: list[tuple[str, int, int, list[tuple[Message, BaseMessage]]]] = []
         n, m = len(head), len(target)
-        i = j = 0
-        while i < n and j < m and _same(head[i], target[j]):
+        # The unchanged prefix: the very objects (LangGraph passes the list it read back), found
+        # at C speed; from the first that is not, compared by value.
+        shared = list(map(is_, head, target))
+        i = j = shared.index(False) if False in shared else len(shared)
+        while i < n and j < m and same(head[i], target[j]):
             i += 1
             j += 1
         if i < n:
@@ -150,11 +154,11 @@ class MessageLog:
             while i < n:
                 h = head[i]
                 t = target[j] if j < m else None
-                if t is not None and (_same(h, t) or (t.id is not None and t.id == h.id)):
+                if t is not None and (same(h, t) or (t.id is not None and t.id == h.id)):
                     if removing:
                         ops.append(("remove", pos, pos + removing - 1, []))
                         removing = 0
-                    if not _same(h, t):
+                    if not same(h, t):
                         ops.append(("replace", pos, 0, [self._converted(t)]))
                     pos += 1
                     i += 1

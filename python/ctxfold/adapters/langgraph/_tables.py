@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ...errors import StoreError
+from ...stores._rows import Statement
 from ...stores._sqlite import close_all
 
-__all__ = ["Tables", "CheckpointRow"]
+__all__ = ["Tables", "CheckpointRow", "pg_writes", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes"]
 
 T = TypeVar("T")
 
@@ -79,8 +80,8 @@ class Tables:
     def __init__(self, *, postgres: str | None = None, path: str | None = None) -> None:
         self._pg = postgres
         self._path = path
-        self._local = threading.local()
         self._all: list[Any] = []
+        self._idle: list[Any] = []
         self._lock = threading.Lock()
         self._memory: sqlite3.Connection | None = None
         if postgres is None and path is None:
@@ -98,52 +99,80 @@ class Tables:
 
     # ---- connections -----------------------------------------------------------------------
 
-    def _con(self) -> Any:
+    def _acquire(self) -> Any:
+        """An idle connection, or a new one: pooled, so that callers on short-lived threads
+        (LangGraph's executor is made anew for each run) reuse the ones already open."""
         if self._memory is not None:
             return self._memory
-        con = getattr(self._local, "con", None)
-        if con is None or getattr(con, "closed", False):
-            if self._pg is not None:
-                import psycopg
+        with self._lock:
+            while self._idle:
+                con = self._idle.pop()
+                if not getattr(con, "closed", False):
+                    return con
+        if self._pg is not None:
+            import psycopg
 
-                con = psycopg.connect(self._pg, autocommit=True)
-            else:
-                assert self._path is not None
-                con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
-                con.execute("PRAGMA journal_mode=WAL")
-                # As the store's own connections: a commit survives any crash of the process.
-                con.execute("PRAGMA synchronous=NORMAL")
-            with self._lock:
-                self._all.append(con)
-            self._local.con = con
+            con = psycopg.connect(self._pg, autocommit=True)
+        else:
+            assert self._path is not None
+            con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA journal_mode=WAL")
+            # As the store's own connections: a commit survives any crash of the process.
+            con.execute("PRAGMA synchronous=NORMAL")
+        with self._lock:
+            self._all.append(con)
         return con
+
+    def _release(self, con: Any) -> None:
+        if con is self._memory:
+            return
+        if self._pg is not None:
+            import psycopg
+
+            clean = not con.closed and con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        else:
+            clean = not con.in_transaction
+        with self._lock:
+            if clean and con in self._all:
+                self._idle.append(con)
+            elif con in self._all:
+                self._all.remove(con)
+                con.close()
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
         """A cursor in one transaction (the in-memory database: under a lock)."""
         try:
             with self._lock if self._memory is not None else _nolock():
-                con = self._con()
-                if self._pg is not None:
-                    # One round trip for the statements of a write (a read waits for its rows).
-                    with con.pipeline(), con.transaction():
-                        yield con.cursor()
-                    return
-                con.execute("BEGIN IMMEDIATE")
+                con = self._acquire()
                 try:
-                    yield con
-                except BaseException:
-                    con.execute("ROLLBACK")
-                    raise
-                con.execute("COMMIT")
+                    if self._pg is not None:
+                        # One round trip for the statements of a write (a read waits for its rows).
+                        with con.pipeline(), con.transaction():
+                            yield con.cursor()
+                        return
+                    con.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield con
+                    except BaseException:
+                        con.execute("ROLLBACK")
+                        raise
+                    con.execute("COMMIT")
+                finally:
+                    self._release(con)
         except (sqlite3.Error, _pg_error()) as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
-    def _pg_write(self, sql: str, params: dict[str, Any]) -> None:
+    def _write1(self, sql: str, params: Any) -> None:
         """One statement in autocommit: its own transaction, one round trip."""
         try:
-            self._con().execute(sql, params)
-        except _pg_error() as e:
+            with self._lock if self._memory is not None else _nolock():
+                con = self._acquire()
+                try:
+                    con.execute(sql, params)
+                finally:
+                    self._release(con)
+        except (sqlite3.Error, _pg_error()) as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
     def _q(self, sql: str) -> str:
@@ -162,79 +191,77 @@ class Tables:
 
     def close(self) -> None:
         with self._lock:
+            self._idle.clear()
             close_all(self._all)
 
     # ---- checkpoints -----------------------------------------------------------------------
 
-    def put_checkpoint(self, row: CheckpointRow, run_id: str | None,
-                       blobs: Sequence[tuple[str, str, str, bytes]]) -> None:
+    def put_statements(self, row: CheckpointRow, run_id: str | None,
+                       blobs: Sequence[tuple[str, str, str, bytes]]) -> list[Statement]:
+        """The statements that store a checkpoint with its channel blobs: PostgreSQL one,
+        SQLite two (the blobs in one multi-row upsert, then the checkpoint)."""
         thread_id, ns = row[0], row[1]
-        if self._pg is not None:  # one statement: one round trip, one transaction
-            self._pg_write(_PG_PUT, {
+        if self._pg is not None:
+            return [(_PG_PUT, {
                 "t": row[0], "ns": row[1], "id": row[2], "parent": row[3], "type": row[4], "cp": row[5],
                 "md_type": row[6], "md": row[7], "run_id": run_id, "channels": [b[0] for b in blobs],
-                "versions": [b[1] for b in blobs], "types": [b[2] for b in blobs], "blobs": [b[3] for b in blobs]})
+                "versions": [b[1] for b in blobs], "types": [b[2] for b in blobs], "blobs": [b[3] for b in blobs]})]
+        out: list[Statement] = []
+        for chunk in _chunks(blobs):
+            out.append((_SQLITE_BLOBS + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)),
+                        [x for channel, version, kind, data in chunk for x in (thread_id, ns, channel, version, kind, data)]))
+        out.append((_SQLITE_CHECKPOINT, (*row, run_id)))
+        return out
+
+    def run(self, statements: Sequence[Statement]) -> None:
+        """``statements`` in one transaction on this object's own connections (a single
+        statement runs in autocommit: one round trip)."""
+        if len(statements) <= 1:
+            if statements:
+                self._write1(*statements[0])
             return
-        up = self._upsert("ctxfold_lg_checkpoints", _COLUMNS + ", run_id", 9, "thread_id, checkpoint_ns, checkpoint_id")
-        ub = self._upsert("ctxfold_lg_blobs", "thread_id, checkpoint_ns, channel, version, type, blob", 6,
-                          "thread_id, checkpoint_ns, channel, version")
 
         def op(ex: Callable[..., Any]) -> None:
-            for channel, version, kind, data in blobs:
-                ex(ub, (thread_id, ns, channel, version, kind, data))
-            ex(up, (*row, run_id))
+            for sql, params in statements:
+                ex(sql, params)
 
         self._run(op)
 
-    def _upsert(self, table: str, columns: str, n: int, key: str) -> str:
-        marks = ", ".join(["?"] * n)
-        if self._pg is None:
-            return f"INSERT OR REPLACE INTO {table} ({columns}) VALUES ({marks})"
-        sets = ", ".join(f"{c} = EXCLUDED.{c}" for c in (c.strip() for c in columns.split(",")) if c not in key)
-        return f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {sets}"
-
     def checkpoint(self, thread_id: str, ns: str, checkpoint_id: str | None) -> CheckpointRow | None:
-        if checkpoint_id is None:
-            rows = self._read(f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                              "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
-        else:
-            rows = self._read(f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
-                              "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+        rows = self._read(*q_checkpoint(thread_id, ns, checkpoint_id))
         return _row(rows[0]) if rows else None
 
     def checkpoints(self, thread_id: str | None, ns: str | None, checkpoint_id: str | None,
                     before: str | None) -> list[CheckpointRow]:
         """Newest first."""
-        where, params = [], []
-        for column, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", checkpoint_id)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if before is not None:
-            where.append("checkpoint_id < ?")
-            params.append(before)
-        sql = f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        return [_row(r) for r in self._read(sql + " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns", params)]
+        return [_row(r) for r in self._read(*q_checkpoints(thread_id, ns, checkpoint_id, before))]
 
     def blobs(self, thread_id: str, ns: str, versions: dict[str, Any]) -> list[tuple[str, str, bytes]]:
         """(channel, type, data) of each channel at its version."""
         if not versions:
             return []
-        pairs = " OR ".join(["(channel = ? AND version = ?)"] * len(versions))
-        params: list[Any] = [thread_id, ns]
-        for channel, version in versions.items():
-            params += [channel, str(version)]
-        rows = self._read(f"SELECT channel, type, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? "
-                          f"AND ({pairs})", params)
-        return [(r[0], r[1], bytes(r[2])) for r in rows]
+        return [(r[0], r[1], bytes(r[2])) for r in self._read(*q_blobs(thread_id, ns, versions))]
 
-    def message_channels(self, thread_id: str, kind: str) -> list[tuple[str, str]]:
-        """(namespace, channel) of every blob of type ``kind`` in the thread."""
-        return [(r[0], r[1]) for r in self._read(
-            "SELECT DISTINCT checkpoint_ns, channel FROM ctxfold_lg_blobs WHERE thread_id = ? AND type = ?",
+    def blobs_of_kind(self, thread_id: str, kind: str) -> list[tuple[str, str, str, bytes]]:
+        """(namespace, channel, version, data) of every blob of type ``kind`` in the thread."""
+        return [(r[0], r[1], r[2], bytes(r[3])) for r in self._read(
+            "SELECT checkpoint_ns, channel, version, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND type = ?",
             (thread_id, kind))]
+
+    def blob_keys(self, thread_id: str) -> list[tuple[str, str, str]]:
+        """(namespace, channel, version) of every blob of the thread."""
+        return [(r[0], r[1], r[2]) for r in self._read(
+            "SELECT checkpoint_ns, channel, version FROM ctxfold_lg_blobs WHERE thread_id = ?", (thread_id,))]
+
+    def delete_blobs(self, thread_id: str, keys: Sequence[tuple[str, str, str]]) -> None:
+        """The thread's blobs (namespace, channel, version)."""
+        def op(ex: Callable[..., Any]) -> None:
+            for ns, channel, version in keys:
+                ex("DELETE FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+                   "AND version = ?", (thread_id, ns, channel, version))
+
+        if keys:
+            self._run(op)
 
     # ---- pending writes --------------------------------------------------------------------
 
@@ -244,29 +271,17 @@ class Tables:
         (LangGraph's special channels); else keep them."""
         columns = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
         if self._pg is not None:  # one statement
-            self._pg_write(_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
-                "t": thread_id, "ns": ns, "cp": checkpoint_id, "task": task_id, "path": task_path,
-                "idx": [r[0] for r in rows], "channels": [r[1] for r in rows], "types": [r[2] for r in rows],
-                "blobs": [r[3] for r in rows]})
+            self._write1(*pg_writes(thread_id, ns, checkpoint_id, task_id, task_path, rows, replace))
             return
-        if replace:
-            sql = self._upsert("ctxfold_lg_writes", columns, 9, "thread_id, checkpoint_ns, checkpoint_id, task_id, idx")
-        elif self._pg is None:
-            sql = f"INSERT OR IGNORE INTO ctxfold_lg_writes ({columns}) VALUES ({', '.join(['?'] * 9)})"
-        else:
-            sql = f"INSERT INTO ctxfold_lg_writes ({columns}) VALUES ({', '.join(['?'] * 9)}) ON CONFLICT DO NOTHING"
-
-        def op(ex: Callable[..., Any]) -> None:
-            for idx, channel, kind, data in rows:
-                ex(sql, (thread_id, ns, checkpoint_id, task_id, idx, channel, kind, data, task_path))
-
-        self._run(op)
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        self.run([(f"{verb} INTO ctxfold_lg_writes ({columns}) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk)),
+                   [x for idx, channel, kind, data in chunk
+                    for x in (thread_id, ns, checkpoint_id, task_id, idx, channel, kind, data, task_path)])
+                  for chunk in _chunks(rows)])
 
     def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[tuple[str, str, str, bytes, str, int]]:
         """(task_id, channel, type, data, task_path, idx), in no particular order."""
-        rows = self._read("SELECT task_id, channel, type, blob, task_path, idx FROM ctxfold_lg_writes "
-                          "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
-        return [(r[0], r[1], r[2], bytes(r[3]), r[4], r[5]) for r in rows]
+        return [_write_row(r) for r in self._read(*q_writes(thread_id, ns, checkpoint_id))]
 
     # ---- deleting and copying --------------------------------------------------------------
 
@@ -292,18 +307,6 @@ class Tables:
             f"SELECT thread_id, checkpoint_ns, checkpoint_id FROM ctxfold_lg_checkpoints WHERE run_id IN ({marks})",
             list(run_ids))]
 
-    def delete_blobs_except(self, thread_id: str, ns: str, keep: dict[str, Any]) -> None:
-        """Every blob of the thread's namespace but the channel versions in ``keep``."""
-        def op(ex: Callable[..., Any]) -> None:
-            rows = ex("SELECT channel, version FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ?",
-                      (thread_id, ns)).fetchall()
-            for channel, version in rows:
-                if channel not in keep or str(keep[channel]) != version:
-                    ex("DELETE FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
-                       "AND version = ?", (thread_id, ns, channel, version))
-
-        self._run(op)
-
     def namespaces(self, thread_id: str) -> list[str]:
         return [r[0] for r in self._read("SELECT DISTINCT checkpoint_ns FROM ctxfold_lg_checkpoints WHERE thread_id = ?",
                                          (thread_id,))]
@@ -319,6 +322,72 @@ class Tables:
                    (target, source))
 
         self._run(op)
+
+
+_SQLITE_BLOBS = ("INSERT OR REPLACE INTO ctxfold_lg_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+                 "VALUES ")
+_SQLITE_CHECKPOINT = (f"INSERT OR REPLACE INTO ctxfold_lg_checkpoints ({_COLUMNS}, run_id) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def _chunks(rows: Sequence[T], size: int = 500) -> list[Sequence[T]]:
+    """Rows in groups small enough for one SQLite statement's parameters."""
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+# ---- the reads, as (SQL with ? placeholders, parameters): shared with the async tables ----------
+
+
+def q_checkpoint(thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[str, tuple[Any, ...]]:
+    """The checkpoint ``checkpoint_id``, or the namespace's latest."""
+    if checkpoint_id is None:
+        return (f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+                "ORDER BY checkpoint_id DESC LIMIT 1", (thread_id, ns))
+    return (f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? "
+            "AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+
+
+def q_checkpoints(thread_id: str | None, ns: str | None, checkpoint_id: str | None,
+                  before: str | None) -> tuple[str, list[Any]]:
+    where, params = [], []
+    for column, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", checkpoint_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if before is not None:
+        where.append("checkpoint_id < ?")
+        params.append(before)
+    sql = f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    return sql + " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns", params
+
+
+def q_blobs(thread_id: str, ns: str, versions: dict[str, Any]) -> tuple[str, list[Any]]:
+    pairs = " OR ".join(["(channel = ? AND version = ?)"] * len(versions))
+    params: list[Any] = [thread_id, ns]
+    for channel, version in versions.items():
+        params += [channel, str(version)]
+    return (f"SELECT channel, type, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND ({pairs})",
+            params)
+
+
+def q_writes(thread_id: str, ns: str, checkpoint_id: str) -> tuple[str, tuple[Any, ...]]:
+    return ("SELECT task_id, channel, type, blob, task_path, idx FROM ctxfold_lg_writes "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", (thread_id, ns, checkpoint_id))
+
+
+def pg_writes(thread_id: str, ns: str, checkpoint_id: str, task_id: str, task_path: str,
+              rows: Sequence[tuple[int, str, str, bytes]], replace: bool) -> Statement:
+    """A task's pending writes on PostgreSQL: one statement."""
+    return (_PG_WRITES.format(on_conflict=_PG_WRITES_REPLACE if replace else "DO NOTHING"), {
+        "t": thread_id, "ns": ns, "cp": checkpoint_id, "task": task_id, "path": task_path,
+        "idx": [r[0] for r in rows], "channels": [r[1] for r in rows], "types": [r[2] for r in rows],
+        "blobs": [r[3] for r in rows]})
+
+
+def _write_row(r: Sequence[Any]) -> tuple[str, str, str, bytes, str, int]:
+    return (r[0], r[1], r[2], bytes(r[3]), r[4], r[5])
 
 
 def _row(r: Sequence[Any]) -> CheckpointRow:
