@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import TracebackType
 from typing import Any, Protocol, TypeVar
@@ -250,6 +250,18 @@ class AsyncStore:
         if not isinstance(self._backend, _ThreadedSQLite):
             raise TypeError("_blocking is for a SQLite AsyncStore")
         return await self._db_threaded().blocking(fn)
+
+    async def _run_pg(self, op: Callable[[Any], Awaitable[T]]) -> T:
+        """A PostgreSQL store's hook for code keeping tables beside it: ``op(connection)`` on
+        one of the store's pooled async connections (autocommit; database errors become
+        ``StoreError``, a connection an error left mid-statement is closed)."""
+        db = self._db
+        if isinstance(db, _ThreadedSQLite):
+            raise TypeError("_run_pg is for a PostgreSQL AsyncStore")
+        from ._postgres_async import AsyncPostgresBackend
+
+        assert isinstance(db, AsyncPostgresBackend)
+        return await db._run(op)
 
     def _db_threaded(self) -> _ThreadedSQLite:
         db = self._db

@@ -131,8 +131,6 @@ class ContextSaver(BaseCheckpointSaver[str]):
             self._async_worker.shutdown(wait=True)
         if self._astore is not None:
             self._astore._close_now()
-        if self._atables is not None:
-            self._atables.close_now()
         self._tables.close()
         if self._own_store and self.store is not None:
             self.store.close()

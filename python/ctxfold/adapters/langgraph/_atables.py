@@ -1,15 +1,12 @@
-"""The checkpoint tables for the saver's async methods: PostgreSQL through psycopg's async
-connections (pooled per event loop, as the AsyncStore's), SQLite on the AsyncStore's own worker
-thread (the blocking tables' calls, in turn with the store's). The SQL is the blocking tables'
-(``_tables``)."""
+"""The checkpoint tables for the saver's async methods: PostgreSQL on the AsyncStore's own pool
+of async connections, SQLite on the AsyncStore's own worker thread (the blocking tables' calls,
+in turn with the store's). The SQL is the blocking tables' (``_tables``)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from ...errors import StoreError
 from ...stores import AsyncStore
 from ._tables import (
     CheckpointRow,
@@ -37,51 +34,11 @@ class AsyncTables:
         self._tables = tables
         self._store = store
         self._pg = tables._pg
-        self._idle: list[tuple[asyncio.AbstractEventLoop, Any]] = []
-        self._all: set[Any] = set()
 
     # ---- running -------------------------------------------------------------------------
 
     async def _blocking(self, fn: Callable[[], T]) -> T:
         return await self._store._blocking(fn)
-
-    async def _pg_run(self, op: Callable[[Any], Awaitable[T]]) -> T:
-        import psycopg
-
-        loop = asyncio.get_running_loop()
-        con = None
-        while self._idle:
-            owner, c = self._idle.pop()
-            if owner is loop and not c.closed:
-                con = c
-                break
-            self._discard(c)
-        try:
-            if con is None:
-                assert self._pg is not None
-                con = await psycopg.AsyncConnection.connect(self._pg, autocommit=True)
-                self._all.add(con)
-        except psycopg.Error as e:
-            raise StoreError(f"langgraph checkpoints: {e}") from e
-        clean = False
-        try:
-            result = await op(con)
-            clean = True
-            return result
-        except psycopg.Error as e:
-            clean = con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-            raise StoreError(f"langgraph checkpoints: {e}") from e
-        finally:
-            if clean and not con.closed:
-                self._idle.append((loop, con))
-            else:
-                self._discard(con)
-
-    def _discard(self, con: Any) -> None:
-        """Close a connection without waiting (its event loop may have ended)."""
-        self._all.discard(con)
-        if not con.closed:
-            con.pgconn.finish()
 
     async def _pg_read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         async def op(con: Any) -> list[Any]:
@@ -89,12 +46,7 @@ class AsyncTables:
             rows: list[Any] = await cur.fetchall()
             return rows
 
-        return await self._pg_run(op)
-
-    def close_now(self) -> None:
-        self._idle = []
-        for con in list(self._all):
-            self._discard(con)
+        return await self._store._run_pg(op)
 
     # ---- the calls ---------------------------------------------------------------------------
 
@@ -133,4 +85,4 @@ class AsyncTables:
         async def op(con: Any) -> None:
             await con.execute(sql, params)
 
-        await self._pg_run(op)
+        await self._store._run_pg(op)
