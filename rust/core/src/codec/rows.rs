@@ -7,7 +7,7 @@
 //! save costs O(turn). Loading splices the rows back into one version 2 document and reads it
 //! with the file reader, so a row passes every check a file does.
 
-use super::write::{EventOut, Iso};
+use super::write::{header, EventOut};
 use super::{Loaded, VERSION};
 use crate::context::{Context, MessageHandle};
 use crate::error::{Error, ErrorKind, LocItem, Result};
@@ -49,15 +49,7 @@ impl<H: MessageHandle> Serialize for StateOut<'_, H> {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let c = self.ctx;
         let mut o = s.serialize_map(None)?;
-        o.serialize_entry("version", &VERSION)?;
-        o.serialize_entry("id", c.id())?;
-        o.serialize_entry("created_at", &Iso(c.created_at()))?;
-        o.serialize_entry("origin_context_id", &c.origin_context_id())?;
-        o.serialize_entry("children", &c.children())?;
-        for (k, v) in self.runtime {
-            o.serialize_entry(k, v)?;
-        }
-        o.serialize_entry("anchors", c.anchors().list())?;
+        header(&mut o, c, self.runtime)?;
         o.serialize_entry("hook_bindings", &c.bindings())?;
         o.end()
     }

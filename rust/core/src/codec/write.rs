@@ -147,6 +147,24 @@ where
     }
 }
 
+/// The head of a context's document and of its stored state, in this order: the version,
+/// the context's own fields, the runtime fields (`runtime`, already redacted) and anchors.
+pub(super) fn header<M: SerializeMap, H: MessageHandle>(
+    o: &mut M,
+    c: &Context<H>,
+    runtime: &Map<String, Value>,
+) -> Result<(), M::Error> {
+    o.serialize_entry("version", &super::VERSION)?;
+    o.serialize_entry("id", c.id())?;
+    o.serialize_entry("created_at", &Iso(c.created_at()))?;
+    o.serialize_entry("origin_context_id", &c.origin_context_id())?;
+    o.serialize_entry("children", &c.children())?;
+    for (k, v) in runtime {
+        o.serialize_entry(k, v)?;
+    }
+    o.serialize_entry("anchors", c.anchors().list())
+}
+
 /// The version 2 document of a context; `runtime` holds the Python-owned fields, already
 /// redacted. Build it with [`Context::document`], which resolves dynamic messages first.
 pub struct Document<'a, H> {
@@ -169,15 +187,7 @@ impl<H: MessageHandle> Serialize for Document<'_, H> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let c = self.ctx;
         let mut o = s.serialize_map(None)?;
-        o.serialize_entry("version", &super::VERSION)?;
-        o.serialize_entry("id", c.id())?;
-        o.serialize_entry("created_at", &Iso(c.created_at()))?;
-        o.serialize_entry("origin_context_id", &c.origin_context_id())?;
-        o.serialize_entry("children", &c.children())?;
-        for (k, v) in self.runtime {
-            o.serialize_entry(k, v)?;
-        }
-        o.serialize_entry("anchors", c.anchors().list())?;
+        header(&mut o, c, self.runtime)?;
         o.serialize_entry("content_map", &c.content_map())?;
         o.serialize_entry("hook_bindings", &c.bindings())?;
         o.serialize_entry("events", &SeqOf(|| c.events().iter().map(EventOut)))?;
