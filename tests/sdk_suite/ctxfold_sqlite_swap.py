@@ -50,13 +50,13 @@ class SQLiteSession(ContextSession):
         backend = self._log.store._backend._backend  # type: ignore[union-attr]
         if backend is None:
             raise RuntimeError("the SQLite backend opens on the session's first call")
-        if "_con" not in vars(backend):
-            backend._con = lambda: self._get_connection()
+        if "_acquire" not in vars(backend):
+            backend._acquire = lambda: self._get_connection()
         return backend
 
     def _get_connection(self) -> Any:
         backend = self._sqlite_backend()
-        return type(backend)._con(backend)
+        return type(backend)._acquire(backend)
 
     @property
     def _connections_lock(self) -> Any:
