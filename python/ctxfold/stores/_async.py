@@ -162,6 +162,9 @@ class AsyncStore:
 
     def __init__(self, url: str | os.PathLike[str], *, durable: bool = False) -> None:
         self._name, kind, target = where(url)
+        # What it was opened with (the password included), for code that opens a blocking
+        # Store on the same database beside it.
+        self._opened_as = (os.fspath(url), durable)
         self._backend: _AsyncBackend
         if kind == "postgres":
             from ._postgres_async import AsyncPostgresBackend

@@ -80,16 +80,25 @@ Refs = dict[str, list[Segment]]
 class ContextSaver(BaseCheckpointSaver[str]):
     """A LangGraph checkpointer whose message channels are ctxfold logs.
 
-    ``store``: ``None`` (in memory, private to this saver), a ``ctxfold.Store``, or a store URL
-    or path (opened here, closed by ``close()``). The checkpoint rows go into the store's
-    database beside its contexts, each checkpoint in one transaction with its log appends.
+    ``store``: ``None`` (in memory, private to this saver), a ``ctxfold.Store``, a
+    ``ctxfold.AsyncStore``, or a store URL or path (opened here, closed by ``close()``). The
+    async methods run on an AsyncStore (the one given, or one the saver opens on the store's
+    database); the blocking ones on a Store (the one given, or one the saver opens beside a
+    given AsyncStore). The checkpoint rows go into the store's database beside its contexts,
+    each checkpoint in one transaction with its log appends.
     ``serde``: LangGraph's serializer for every other channel and the pending writes
     (``JsonPlusSerializer`` by default). Any thread may call it; its connections are pooled."""
 
-    def __init__(self, store: Store | str | os.PathLike[str] | None = None, *,
+    def __init__(self, store: Store | AsyncStore | str | os.PathLike[str] | None = None, *,
                  serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
-        self._own_store = store is not None and not isinstance(store, Store)
+        given_async = store if isinstance(store, AsyncStore) else None
+        if isinstance(store, AsyncStore):  # the blocking calls get a Store of their own on its database
+            url, durable = store._opened_as
+            store = Store(url, durable=durable)
+            self._own_store = True
+        else:
+            self._own_store = store is not None and not isinstance(store, Store)
         self.store: Store | None = Store(store) if store is not None and not isinstance(store, Store) else store
         """The store the checkpoints are kept in, or ``None`` (in memory)."""
         # The checkpoint rows go into the store's own database: written through the store's
@@ -112,7 +121,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
         # never change, so that a put finds its parent's without a read.
         self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()
         self._async_worker: ThreadPoolExecutor | None = None
-        self._astore: AsyncStore | None = None
+        self._astore: AsyncStore | None = given_async
+        self._own_astore = given_async is None
         self._atables: AsyncTables | None = None
         self._aputs: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._closed = False
@@ -129,7 +139,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._closed = True
         if self._async_worker is not None:
             self._async_worker.shutdown(wait=True)
-        if self._astore is not None:
+        if self._astore is not None and self._own_astore:
             self._astore._close_now()
         self._tables.close()
         if self._own_store and self.store is not None:
@@ -501,8 +511,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
         if self._astore is None:
             backend: Any = self.store._db
             self._astore = AsyncStore(backend._url if hasattr(backend, "_url") else backend._path)
+        if self._atables is None:
             self._atables = AsyncTables(self._tables, self._astore)
-        assert self._atables is not None
         return self._astore, self._atables
 
     async def _alock(self) -> asyncio.Lock:
