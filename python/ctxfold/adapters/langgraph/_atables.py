@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from ...errors import StoreError
 from ...stores import AsyncStore
 from ._tables import (
+    PREPARE_AT,
     CheckpointRow,
     Tables,
     _row,
@@ -59,7 +60,7 @@ class AsyncTables:
         try:
             if con is None:
                 assert self._pg is not None
-                con = await psycopg.AsyncConnection.connect(self._pg, autocommit=True)
+                con = await psycopg.AsyncConnection.connect(self._pg, autocommit=True, prepare_threshold=PREPARE_AT)
                 self._all.add(con)
         except psycopg.Error as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e

@@ -22,7 +22,7 @@ from ...errors import StoreError
 from ...stores._rows import Statement
 from ...stores._sqlite import close_all
 
-__all__ = ["Tables", "CheckpointRow", "pg_writes", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes"]
+__all__ = ["Tables", "CheckpointRow", "PREPARE_AT", "pg_writes", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes"]
 
 T = TypeVar("T")
 
@@ -46,7 +46,9 @@ _TABLES = (
         blob {blob} NOT NULL, task_path TEXT NOT NULL,
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
 )
-_SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL processes
+_SCHEMA_LOCK = 0x6374786C67
+# psycopg prepares a statement on a connection after this many runs of it.
+PREPARE_AT = 0  # serializes creating the tables between PostgreSQL processes
 
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata"
 
@@ -112,7 +114,9 @@ class Tables:
         if self._pg is not None:
             import psycopg
 
-            con = psycopg.connect(self._pg, autocommit=True)
+            # The same few statements run every turn: prepared from their first run, not their
+            # sixth (psycopg's default), so a thread's first turns are not parsed and planned anew.
+            con = psycopg.connect(self._pg, autocommit=True, prepare_threshold=PREPARE_AT)
         else:
             assert self._path is not None
             con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
