@@ -183,8 +183,17 @@ class Tables:
         return sql.replace("?", self._ph)
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        with self._tx() as cur:
-            return list(cur.execute(self._q(sql), tuple(params)).fetchall())
+        """One statement in autocommit: a snapshot of its own, one round trip (no BEGIN …
+        COMMIT around it; on SQLite no write lock taken to read)."""
+        try:
+            with self._lock if self._memory is not None else _nolock():
+                con = self._acquire()
+                try:
+                    return list(con.execute(self._q(sql), tuple(params)).fetchall())
+                finally:
+                    self._release(con)
+        except (sqlite3.Error, _pg_error()) as e:
+            raise StoreError(f"langgraph checkpoints: {e}") from e
 
     def _run(self, op: Callable[[Callable[[str, Sequence[Any]], Any]], T]) -> T:
         with self._tx() as cur:
