@@ -6,6 +6,7 @@ changed only."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Any
 
@@ -238,6 +239,23 @@ def test_a_thread_made_anew_is_never_read_at_the_old_logs_seqs(tmp_path) -> None
         again = [HumanMessage("other", id="o1"), AIMessage("history", id="o2")]
         cid = _put(a, "t", again, None, 0)
         _exact(_read(b, "t", cid), again)
+
+
+def test_a_list_without_parent_on_a_thread_another_saver_started_is_a_fork(tmp_path) -> None:
+    # b has not opened the thread's main log: it takes it as new, the store refuses that save,
+    # and the retry finds the log and forks from it; the main log is left as it was
+    url = f"sqlite://{tmp_path}/t.db"
+    with ContextSaver(url) as a, ContextSaver(url) as b:
+        first = _thread(a, "t", 2)
+        assert a.store is not None
+        main_seq = a.store.load(LOG.format("t")).next_seq
+        other = [HumanMessage("from b", id="b1"), AIMessage("its own", id="b2")]
+        cid = _put(b, "t", other, None, 9)
+        assert a.store.load(LOG.format("t")).next_seq == main_seq
+        assert json.dumps(["langgraph", "t", "", "messages", cid]) in a.store
+        for saver in (a, b):
+            _exact(_read(saver, "t", cid), other)
+            _exact(_read(saver, "t", first[-1][0]), first[-1][1])
 
 
 def test_prune_and_delete_for_runs_keep_what_is_left_exact(saver) -> None:

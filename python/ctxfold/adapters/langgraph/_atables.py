@@ -42,7 +42,7 @@ class AsyncTables:
 
     async def _pg_read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         async def op(con: Any) -> list[Any]:
-            cur = await con.execute(sql.replace("?", "%s"), tuple(params))
+            cur = await con.execute(sql.replace("?", "%s"), tuple(params), prepare=True)
             rows: list[Any] = await cur.fetchall()
             return rows
 
@@ -83,6 +83,6 @@ class AsyncTables:
         sql, params = pg_writes(thread_id, ns, checkpoint_id, task_id, task_path, rows, replace)
 
         async def op(con: Any) -> None:
-            await con.execute(sql, params)
+            await con.execute(sql, params, prepare=True)
 
         await self._store._run_pg(op)

@@ -195,13 +195,15 @@ class Logs:
         The parent's own log, when the parent is its latest list, goes on (``target`` minus
         the parent's prefix appended to it). Anything else is a branch: a new fork holding
         ``target`` from where it parts from the parent's list, the part before read through
-        the parent's segments. ``trust_open``: take an open log as the store's (a save finds
-        out otherwise: ``ConflictError``; the saver then stages again without it)."""
+        the parent's segments. ``trust_open``: take an open log as the store's, and a main log
+        not open as absent (a save finds out otherwise: ``ConflictError``; the saver then
+        stages again from the store's)."""
         if not parent:
             main = log_id(thread_id, ns, channel)
-            log = self._open.get(main) if trust_open else None
-            if log is None:
-                log = self._caught_up(main)
+            # Trusting the open logs, a main log this saver has not opened is taken as new: a
+            # thread's first list costs no read. Should the store hold one already, the save
+            # refuses it (ConflictError) and the retry stages again from the store's (a fork).
+            log = self._open.get(main) if trust_open else self._caught_up(main)
             if log is None:  # the channel's first list: the main log starts
                 log = self._new(main, None)
                 return log, [("", log.token, log.put(target), len(target))]

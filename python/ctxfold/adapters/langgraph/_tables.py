@@ -22,7 +22,7 @@ from ...errors import StoreError
 from ...stores._rows import Statement
 from ...stores._sqlite import close_all
 
-__all__ = ["Tables", "CheckpointRow", "pg_writes", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes"]
+__all__ = ["Tables", "CheckpointRow", "PREPARE_AT", "pg_writes", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes"]
 
 T = TypeVar("T")
 
@@ -47,6 +47,9 @@ _TABLES = (
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
 )
 _SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL processes
+# psycopg prepares a statement on a connection after this many runs of it: at once, since
+# the saver runs the same few statements every turn.
+PREPARE_AT = 0
 
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata"
 
@@ -112,7 +115,9 @@ class Tables:
         if self._pg is not None:
             import psycopg
 
-            con = psycopg.connect(self._pg, autocommit=True)
+            # The same few statements run every turn: prepared from their first run, not their
+            # sixth (psycopg's default), so a thread's first turns are not parsed and planned anew.
+            con = psycopg.connect(self._pg, autocommit=True, prepare_threshold=PREPARE_AT)
         else:
             assert self._path is not None
             con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
@@ -179,8 +184,17 @@ class Tables:
         return sql.replace("?", self._ph)
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        with self._tx() as cur:
-            return list(cur.execute(self._q(sql), tuple(params)).fetchall())
+        """One statement in autocommit: a snapshot of its own, one round trip (no BEGIN …
+        COMMIT around it; on SQLite no write lock taken to read)."""
+        try:
+            with self._lock if self._memory is not None else _nolock():
+                con = self._acquire()
+                try:
+                    return list(con.execute(self._q(sql), tuple(params)).fetchall())
+                finally:
+                    self._release(con)
+        except (sqlite3.Error, _pg_error()) as e:
+            raise StoreError(f"langgraph checkpoints: {e}") from e
 
     def _run(self, op: Callable[[Callable[[str, Sequence[Any]], Any]], T]) -> T:
         with self._tx() as cur:
