@@ -9,6 +9,7 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -106,3 +107,15 @@ def sql(store_url) -> Iterator[Sql]:
     s = Sql(store_url)
     yield s
     s.close()
+
+
+def stored_context(store: Any, context_id: str, n: int, **deps: Any) -> Any:
+    """A context of ``n`` user messages (and ``deps``), saved in ``store``."""
+    from ctxfold import Context, Message
+
+    ctx = Context.deserialize({"version": 2, "id": context_id})
+    ctx.merge_deps(deps)
+    for i in range(n):
+        ctx.add_message(Message.user(f"m{i}"))
+    store.save(ctx)
+    return ctx

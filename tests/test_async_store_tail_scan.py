@@ -8,22 +8,13 @@ import asyncio
 import json
 
 import pytest
-from _stores import Sql
-from ctxfold import AsyncStore, Context, DecodeError, Message, Store
-
-
-def _stored(store: Store, context_id: str, n: int, **deps) -> Context:
-    ctx = Context.deserialize({"version": 2, "id": context_id})
-    ctx.merge_deps(deps)
-    for i in range(n):
-        ctx.add_message(Message.user(f"m{i}"))
-    store.save(ctx)
-    return ctx
+from _stores import Sql, stored_context
+from ctxfold import AsyncStore, DecodeError, Store
 
 
 def test_tail_as_the_blocking_store_reads_it(store_url):
     with Store(store_url) as store:
-        ctx = _stored(store, "a/1", 10, note="x")
+        ctx = stored_context(store, "a/1", 10, note="x")
         ctx.remove_message(0)
         store.save(ctx)
 
@@ -53,7 +44,7 @@ def test_tail_as_the_blocking_store_reads_it(store_url):
 def test_scan_and_scan_deps_as_the_blocking_store_reads_them(store_url):
     with Store(store_url) as store:
         for cid in ("fam/1", "fam/2", "fam0", "fa", "other/fam/3", "fam/%2F/x"):
-            _stored(store, cid, 1, tag=cid, number=3)
+            stored_context(store, cid, 1, tag=cid, number=3)
 
         async def go() -> None:
             async with AsyncStore(store_url) as astore:
@@ -78,7 +69,7 @@ def test_scan_and_scan_deps_as_the_blocking_store_reads_them(store_url):
 
 def test_a_corrupt_row_is_a_decode_error_naming_the_context(store_url):
     with Store(store_url) as store:
-        _stored(store, "bad/1", 2)
+        stored_context(store, "bad/1", 2)
     sql = Sql(store_url)
     try:
         sql.run("UPDATE ctxfold_events SET data = %s WHERE context_id = %s AND seq = 1", "{not json", "bad/1")

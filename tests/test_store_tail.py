@@ -6,21 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from ctxfold import Context, Message, Store
-
-
-def _stored(store: Store, context_id: str, n: int, **deps) -> Context:
-    ctx = Context.deserialize({"version": 2, "id": context_id})
-    ctx.merge_deps(deps)
-    for i in range(n):
-        ctx.add_message(Message.user(f"m{i}"))
-    store.save(ctx)
-    return ctx
+from _stores import stored_context
+from ctxfold import Store
 
 
 def test_tail_reads_the_last_events_below_a_seq(store_url):
     with Store(store_url) as store:
-        ctx = _stored(store, "a/1", 10, note="x")
+        ctx = stored_context(store, "a/1", 10, note="x")
         ctx.remove_message(0)
         store.save(ctx)
         t = store.tail("a/1", 3)
@@ -41,7 +33,7 @@ def test_tail_reads_the_last_events_below_a_seq(store_url):
 def test_scan_finds_exactly_the_ids_under_a_prefix(store_url):
     with Store(store_url) as store:
         for cid in ("fam/1", "fam/2", "fam0", "fa", "other/fam/3", "fam/%2F/x"):
-            _stored(store, cid, 1, tag=cid)
+            stored_context(store, cid, 1, tag=cid)
         assert sorted(cid for cid, _ in store.scan("fam/")) == ["fam/%2F/x", "fam/1", "fam/2"]
         assert dict(store.scan("fam/"))["fam/1"]["deps"] == {"tag": "fam/1"}
         assert sorted(store.scan_deps("fam/", "tag")) == [("fam/%2F/x", "fam/%2F/x"), ("fam/1", "fam/1"),
@@ -54,6 +46,6 @@ def test_scan_finds_exactly_the_ids_under_a_prefix(store_url):
 
 def test_scan_deps_gives_strings_only(store_url):
     with Store(store_url) as store:
-        _stored(store, "k/1", 0, text='{"a": [1, "é"]}', number=3)
+        stored_context(store, "k/1", 0, text='{"a": [1, "é"]}', number=3)
         assert store.scan_deps("k/", "text") == [("k/1", '{"a": [1, "é"]}')]
         assert store.scan_deps("k/", "number") == [("k/1", None)]
