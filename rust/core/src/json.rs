@@ -97,9 +97,12 @@ pub fn python_float_repr(x: f64) -> String {
 fn nearest_even(x: f64, digits: String, exp: i32) -> String {
     let n = digits.len();
     let last = digits.as_bytes()[n - 1] - b'0';
+    if last.is_multiple_of(2) {
+        return digits; // already the even one of any tie
+    }
     let reads_back = |d: &str| format!("0.{d}e{}", exp + 1).parse::<f64>() == Ok(x);
     let neighbour = |to: u8| format!("{}{}", &digits[..n - 1], to);
-    let other = [last.checked_sub(1), (last < 9).then_some(last + 1)]
+    let other = [Some(last - 1), (last < 9).then_some(last + 1)]
         .into_iter()
         .flatten()
         .map(neighbour)
@@ -107,16 +110,19 @@ fn nearest_even(x: f64, digits: String, exp: i32) -> String {
     let Some(other) = other else {
         return digits; // the only candidate of its length
     };
-    // An f64's exact decimal expansion has at most 767 significant digits.
-    let exact = format!("{:.800e}", x);
-    let (exact_digits, exact_exp) = exact.split_once('e').unwrap_or((&exact, "0"));
-    let exact_digits: String = exact_digits.chars().filter(char::is_ascii_digit).collect();
     let low = digits.as_str().min(other.as_str());
-    let tie = exact_exp.parse::<i32>() == Ok(exp)
-        && exact_digits.starts_with(low)
-        && exact_digits[n..].starts_with('5')
-        && exact_digits[n + 1..].bytes().all(|b| b == b'0');
-    if tie && (other.as_bytes()[n - 1] - b'0').is_multiple_of(2) {
+    // A tie: x is exactly `low` followed by a 5. Its digits `low` then 5 (one past the
+    // candidates, correctly rounded) are a cheap first test; only then is its exact expansion
+    // (an f64 has at most 767 significant digits) read to see nothing follows the 5.
+    let starts_low_5 = |text: &str| {
+        let (d, e) = text.split_once('e').unwrap_or((text, "0"));
+        let d: String = d.chars().filter(char::is_ascii_digit).collect();
+        (e.parse::<i32>() == Ok(exp) && d.starts_with(low) && d[n..].starts_with('5')).then_some(d)
+    };
+    let tie = starts_low_5(&format!("{:.*e}", n, x)).is_some()
+        && starts_low_5(&format!("{:.800e}", x))
+            .is_some_and(|d| d[n + 1..].bytes().all(|b| b == b'0'));
+    if tie {
         other
     } else {
         digits
