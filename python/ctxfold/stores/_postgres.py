@@ -24,6 +24,8 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("PostgreSQL stores need psycopg 3: pip install 'ctxfold[postgres]'") from e
 
+from ._postgres_transaction import BEGIN_SNAPSHOT, one_trip  # after the check that psycopg is there
+
 __all__ = ["PostgresBackend", "SCHEMA_VERSION"]
 
 T = TypeVar("T")
@@ -64,12 +66,12 @@ _APPEND_TAIL = """
 new_events AS (
     INSERT INTO ctxfold_events (context_id, seq, data)
     SELECT head.id, e.seq, e.data
-    FROM head, unnest(%(seqs)s::bigint[], %(datas)s::text[]) AS e (seq, data)
+    FROM head, unnest(%(seqs)b::bigint[], %(datas)b::text[]) AS e (seq, data)
 ),
 new_content AS (
     INSERT INTO ctxfold_content (context_id, ord, hash, text)
     SELECT head.id, c.ord, c.hash, c.text
-    FROM head, unnest(%(ords)s::bigint[], %(hashes)s::text[], %(texts)s::text[]) AS c (ord, hash, text)
+    FROM head, unnest(%(ords)b::bigint[], %(hashes)b::text[], %(texts)b::text[]) AS c (ord, hash, text)
     ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM head"""
@@ -261,7 +263,7 @@ class PostgresBackend:
                 con.execute(*statements[0])
                 return None
             try:
-                with con.pipeline(), con.transaction():
+                with one_trip(con):
                     for w in writes:
                         con.execute(*append_or_abort_statement(w))
                     for sql, params in statements:
@@ -299,8 +301,7 @@ class PostgresBackend:
         def op(con: psycopg.Connection[Any]) -> Read | None:
             # One snapshot for the head and every row below it; the statements are pipelined,
             # so the whole read is about one round trip.
-            with con.pipeline(), con.transaction():
-                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            with one_trip(con, BEGIN_SNAPSHOT):
                 head = con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
                 content = con.execute("SELECT hash, text FROM ctxfold_content WHERE context_id = %s AND ord >= %s "
                                       "ORDER BY ord", (context_id, ord))
@@ -317,8 +318,7 @@ class PostgresBackend:
         sql, params = tail_statement(context_id, count, before)
 
         def op(con: psycopg.Connection[Any]) -> Read | None:
-            with con.pipeline(), con.transaction():
-                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            with one_trip(con, BEGIN_SNAPSHOT):
                 head = con.execute(_HEAD_STATE, (context_id,))
                 events = con.execute(sql, params)
             return tail_read(head.fetchone(), events.fetchall())

@@ -22,6 +22,7 @@ from ._postgres import (
     tail_read,
     tail_statement,
 )
+from ._postgres_transaction import BEGIN_SNAPSHOT, one_trip_async
 from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
@@ -137,7 +138,7 @@ class AsyncPostgresBackend:
                 await con.execute(*statements[0])
                 return None
             try:
-                async with con.pipeline(), con.transaction():
+                async with one_trip_async(con):
                     for w in writes:
                         await con.execute(*append_or_abort_statement(w))
                     for sql, params in statements:
@@ -178,20 +179,17 @@ class AsyncPostgresBackend:
 
     async def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
         async def op(con: _Con) -> Read | None:
-            # One snapshot for the head and every row below it.
-            async with con.transaction():
-                await con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                row = await (await con.execute(
-                    "SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))).fetchone()
-                if row is None:
-                    return None
-                content = await (await con.execute(
-                    "SELECT hash, text FROM ctxfold_content WHERE context_id = %s AND ord >= %s ORDER BY ord",
-                    (context_id, ord))).fetchall()
-                events = await (await con.execute(
-                    "SELECT seq, data FROM ctxfold_events WHERE context_id = %s AND seq >= %s ORDER BY seq",
-                    (context_id, seq))).fetchall()
-            return Read(head=int(row[0]), state=row[1], content=content, events=events)
+            # One snapshot for the head and every row below it, in one round trip.
+            async with one_trip_async(con, BEGIN_SNAPSHOT):
+                head = await con.execute("SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,))
+                content = await con.execute("SELECT hash, text FROM ctxfold_content WHERE context_id = %s "
+                                            "AND ord >= %s ORDER BY ord", (context_id, ord))
+                events = await con.execute("SELECT seq, data FROM ctxfold_events WHERE context_id = %s "
+                                           "AND seq >= %s ORDER BY seq", (context_id, seq))
+            row = await head.fetchone()
+            if row is None:
+                return None
+            return Read(head=int(row[0]), state=row[1], content=await content.fetchall(), events=await events.fetchall())
 
         return await self._run(op)
 
@@ -199,12 +197,11 @@ class AsyncPostgresBackend:
         sql, params = tail_statement(context_id, count, before)
 
         async def op(con: _Con) -> Read | None:
-            # One snapshot for the head and the events below it.
-            async with con.transaction():
-                await con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                head = await (await con.execute(_HEAD_STATE, (context_id,))).fetchone()
-                events = await (await con.execute(sql, params)).fetchall()
-            return tail_read(head, events)
+            # One snapshot for the head and the events below it, in one round trip.
+            async with one_trip_async(con, BEGIN_SNAPSHOT):
+                head = await con.execute(_HEAD_STATE, (context_id,))
+                events = await con.execute(sql, params)
+            return tail_read(await head.fetchone(), await events.fetchall())
 
         return await self._run(op)
 

@@ -13,11 +13,11 @@ from ._tables import (
     Tables,
     _row,
     _write_row,
-    pg_writes,
     q_blobs,
     q_checkpoint,
     q_checkpoints,
     q_writes,
+    writes_statements,
 )
 
 __all__ = ["AsyncTables"]
@@ -80,9 +80,16 @@ class AsyncTables:
             await self._blocking(lambda: self._tables.put_writes(thread_id, ns, checkpoint_id, task_id, task_path,
                                                                  rows, replace))
             return
-        sql, params = pg_writes(thread_id, ns, checkpoint_id, task_id, task_path, rows, replace)
+        statements = writes_statements(True, thread_id, ns, checkpoint_id, task_id, task_path, rows, replace)
 
         async def op(con: Any) -> None:
-            await con.execute(sql, params, prepare=True)
+            from ...stores._postgres_transaction import one_trip_async  # (psycopg only with PostgreSQL)
+
+            if len(statements) == 1:  # in autocommit: its own transaction, one round trip
+                await con.execute(*statements[0], prepare=True)
+                return
+            async with one_trip_async(con):
+                for sql, params in statements:
+                    await con.execute(sql, params, prepare=True)
 
         await self._store._run_pg(op)

@@ -1,0 +1,65 @@
+"""A PostgreSQL transaction in one round trip, for the blocking and the async connections.
+
+``BEGIN``, the statements and ``COMMIT`` go out pipelined and are synced once. psycopg's own
+``transaction()`` inside a pipeline syncs when it opens and when it closes, so the same
+transaction costs three round trips: two inserts took 518 µs that way and 199 µs this way on a
+local server (one insert in autocommit: 129 µs).
+
+A statement that fails makes the server skip the rest up to the sync, ``COMMIT`` included, and
+leaves the transaction aborted; so does an exception raised by the caller's code before the
+``COMMIT`` was queued (the statements already queued still reach the server at the sync).
+Either way the transaction is rolled back here before the exception goes on, and the connection
+is idle again. An interruption (``KeyboardInterrupt``, a task cancelled) is not waited on: the
+connection is left as it is, not idle, and the store closes it instead of reusing it. Results
+are read after the block: reading one inside it would force a sync early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import psycopg
+
+__all__ = ["BEGIN", "BEGIN_SNAPSHOT", "one_trip", "one_trip_async"]
+
+BEGIN = "BEGIN"
+# A read of several statements that see one snapshot of the database.
+BEGIN_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+
+_IDLE = psycopg.pq.TransactionStatus.IDLE
+
+
+@contextmanager
+def one_trip(con: psycopg.Connection[Any], begin: str = BEGIN) -> Iterator[None]:
+    """The statements run in the block as one transaction, sent in one round trip."""
+    try:
+        with con.pipeline():
+            con.execute(begin)
+            yield
+            con.execute("COMMIT")
+    except Exception:
+        if not con.closed and con.info.transaction_status != _IDLE:
+            try:
+                con.execute("ROLLBACK")
+            except psycopg.Error:  # the connection broke: it is not reused (not idle)
+                pass
+        raise
+
+
+@asynccontextmanager
+async def one_trip_async(con: psycopg.AsyncConnection[Any], begin: str = BEGIN) -> AsyncIterator[None]:
+    """``one_trip`` on an async connection."""
+    try:
+        async with con.pipeline():
+            await con.execute(begin)
+            yield
+            await con.execute("COMMIT")
+    except Exception:
+        if not con.closed and con.info.transaction_status != _IDLE:
+            try:
+                await con.execute("ROLLBACK")
+            except psycopg.Error:
+                pass
+        raise
