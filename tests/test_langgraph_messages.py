@@ -180,6 +180,20 @@ def test_a_checkpoint_logs_only_what_changed() -> None:
     assert log.next_seq == 54
 
 
+def test_a_list_that_stops_being_messages_is_stored_through_serde(saver) -> None:
+    # The test of "a list of messages" skips what the log already holds: the same objects
+    # with something else appended, or put in the middle, must still be seen as not messages.
+    msgs = [HumanMessage(f"q{i}", id=f"h{i}") for i in range(5)]
+    first = _put(saver, "t", msgs, None, 0)
+    tail = _put(saver, "t", [*msgs, {"not": "a message"}], first, 1)  # type: ignore[list-item]
+    middle = _put(saver, "t", [*msgs[:2], "text", *msgs[2:]], first, 2)  # type: ignore[list-item]
+    assert _read(saver, "t", tail) == [*msgs, {"not": "a message"}]
+    assert _read(saver, "t", middle) == [*msgs[:2], "text", *msgs[2:]]
+    _exact(_read(saver, "t", first), msgs)
+    again = _put(saver, "t", [*msgs, AIMessage("a", id="a")], middle, 3)  # messages again
+    _exact(_read(saver, "t", again), [*msgs, AIMessage("a", id="a")])
+
+
 # ---- threads: copy, delete, prune, runs -------------------------------------------------------
 
 LOG = '["langgraph", "{}", "", "messages"]'

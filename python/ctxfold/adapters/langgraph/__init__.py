@@ -222,7 +222,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
                 blobs.append((channel, str(version), "empty", b""))
                 continue
             value = values[channel]
-            if is_messages(value) or (isinstance(value, list) and not value and channel in parent):
+            if is_messages(value, self._logs.known(thread_id, ns, channel, parent.get(channel))) or \
+                    (isinstance(value, list) and not value and channel in parent):
                 log, segs = self._logs.stage(thread_id, ns, channel, parent.get(channel), value, checkpoint_id,
                                              trust_open=trust_open)
                 if log is not None:

@@ -186,6 +186,14 @@ class Logs:
 
     # ---- writing -------------------------------------------------------------------------
 
+    def known(self, thread_id: str, ns: str, channel: str, parent: Sequence[Segment] | None) -> list[BaseMessage]:
+        """Messages of the channel already checked: the cached list of the open log the
+        parent's list ends in (empty when there is none), for ``is_messages``."""
+        if not parent:
+            return []
+        log = self._open.get(log_id(thread_id, ns, channel, parent[-1][0]))
+        return log.cached() if log is not None else []
+
     def stage(self, thread_id: str, ns: str, channel: str, parent: Sequence[Segment] | None,
               target: list[BaseMessage], checkpoint_id: str, trust_open: bool) -> tuple[MessageLog | None, list[Segment]]:
         """Append to a log what makes ``target`` from the parent checkpoint's list

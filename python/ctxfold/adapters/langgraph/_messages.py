@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from itertools import repeat
-from operator import is_
+from itertools import compress, count, islice, repeat
+from operator import is_not
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -24,15 +24,27 @@ from ...errors import FormatError
 from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
 from ...formats._plan import Answer, Unplanned, alone
 
-__all__ = ["MessageLog", "is_messages", "same"]
+__all__ = ["MessageLog", "first_change", "is_messages", "same"]
 
 _SERDE_KEY = "langgraph"
 
 
-def is_messages(value: Any) -> bool:
-    """A message channel's value: a non-empty list of LangChain messages (found by value)."""
+def first_change(known: Sequence[Any], target: Sequence[Any]) -> int:
+    """How many items ``target`` starts with that are the very objects ``known`` starts with:
+    one pass at C speed, no list made (a graph passes back the objects it read, so this is the
+    unchanged part of a message list)."""
+    return next(compress(count(), map(is_not, known, target)), min(len(known), len(target)))
+
+
+def is_messages(value: Any, known: Sequence[BaseMessage] = ()) -> bool:
+    """A message channel's value: a non-empty list of LangChain messages (found by value).
+    ``known``: messages already checked (a log's cached list); the part of ``value`` that is
+    those very objects is not tested again, so a turn tests what it added, not the thread."""
+    if not isinstance(value, list) or not value:
+        return False
+    rest = islice(value, first_change(known, value), None) if known else value
     # map over the builtin: the test of a long list runs at C speed
-    return isinstance(value, list) and bool(value) and all(map(isinstance, value, repeat(BaseMessage, len(value))))
+    return all(map(isinstance, rest, repeat(BaseMessage)))
 
 
 def _to_langchain(m: Message, serde: Any) -> BaseMessage:
@@ -111,6 +123,11 @@ class MessageLog:
             out.append(lc)
         return out
 
+    def cached(self) -> list[BaseMessage]:
+        """The list last put or read (messages, every one), without building one: empty when
+        there is none."""
+        return self._head or []
+
     def head(self) -> list[BaseMessage]:
         seq = self.ctx.next_seq
         if self._head is None or self._head_seq != seq:
@@ -142,8 +159,7 @@ class MessageLog:
         n, m = len(head), len(target)
         # The unchanged prefix: the very objects (LangGraph passes the list it read back), found
         # at C speed; from the first that is not, compared by value.
-        shared = list(map(is_, head, target))
-        i = j = shared.index(False) if False in shared else len(shared)
+        i = j = first_change(head, target)
         while i < n and j < m and same(head[i], target[j]):
             i += 1
             j += 1
