@@ -9,9 +9,12 @@ A statement that fails makes the server skip the rest up to the sync, ``COMMIT``
 leaves the transaction aborted; so does an exception raised by the caller's code before the
 ``COMMIT`` was queued (the statements already queued still reach the server at the sync).
 Either way the transaction is rolled back here before the exception goes on, and the connection
-is idle again. An interruption (``KeyboardInterrupt``, a task cancelled) is not waited on: the
-connection is left as it is, not idle, and the store closes it instead of reusing it. Results
-are read after the block: reading one inside it would force a sync early.
+is idle again. A statement's error can come back while later statements are still being queued;
+it is held until the pipeline has ended and raised then, so psycopg never ends a pipeline over
+a raised error (which it reports as a warning of its own). An interruption
+(``KeyboardInterrupt``, a task cancelled) is not waited on: the connection is left as it is,
+not idle, and the store closes it instead of reusing it. Results are read after the block:
+reading one inside it would force a sync early.
 """
 
 from __future__ import annotations
@@ -34,32 +37,61 @@ _IDLE = psycopg.pq.TransactionStatus.IDLE
 @contextmanager
 def one_trip(con: psycopg.Connection[Any], begin: str = BEGIN) -> Iterator[None]:
     """The statements run in the block as one transaction, sent in one round trip."""
+    failed: psycopg.Error | None = None
     try:
         with con.pipeline():
-            con.execute(begin)
-            yield
-            con.execute("COMMIT")
-    except Exception:
-        if not con.closed and con.info.transaction_status != _IDLE:
             try:
-                con.execute("ROLLBACK")
-            except psycopg.Error:  # the connection broke: it is not reused (not idle)
-                pass
+                con.execute(begin)
+                yield
+                con.execute("COMMIT")
+            except psycopg.Error as e:
+                # A statement's error can come back while later ones are still being queued.
+                # Held until the pipeline has ended: ended over a raised error, psycopg would
+                # log its own failure to sync ("error ignored terminating …") as a warning.
+                failed = e
+    except psycopg.Error as e:  # found at the pipeline's sync (or: aborted, after `failed`)
+        failed = failed or e
+    except Exception:
+        _rollback(con)
         raise
+    if failed is not None:
+        _rollback(con)
+        raise failed
+
+
+def _rollback(con: psycopg.Connection[Any]) -> None:
+    if not con.closed and con.info.transaction_status != _IDLE:
+        try:
+            con.execute("ROLLBACK")
+        except psycopg.Error:  # the connection broke: it is not reused (not idle)
+            pass
 
 
 @asynccontextmanager
 async def one_trip_async(con: psycopg.AsyncConnection[Any], begin: str = BEGIN) -> AsyncIterator[None]:
     """``one_trip`` on an async connection."""
+    failed: psycopg.Error | None = None
     try:
         async with con.pipeline():
-            await con.execute(begin)
-            yield
-            await con.execute("COMMIT")
-    except Exception:
-        if not con.closed and con.info.transaction_status != _IDLE:
             try:
-                await con.execute("ROLLBACK")
-            except psycopg.Error:
-                pass
+                await con.execute(begin)
+                yield
+                await con.execute("COMMIT")
+            except psycopg.Error as e:
+                failed = e
+    except psycopg.Error as e:
+        failed = failed or e
+    except Exception:
+        await _rollback_async(con)
         raise
+    if failed is not None:
+        await _rollback_async(con)
+        raise failed
+
+
+async def _rollback_async(con: psycopg.AsyncConnection[Any]) -> None:
+    if not con.closed and con.info.transaction_status != _IDLE:
+        try:
+            await con.execute("ROLLBACK")
+        except psycopg.Error:
+            pass
