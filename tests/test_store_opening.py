@@ -78,12 +78,15 @@ def test_opened_store_uses_a_store_as_given_and_opens_a_url_as_the_preferred_kin
         assert opened_store(store, prefer=AsyncStore) == (store, False)
     astore = AsyncStore(tmp_path / "a.db")
     assert opened_store(astore, prefer=Store) == (astore, False)
+    asyncio.run(astore.close())
     for arg in (f"sqlite://{tmp_path}/a.db", tmp_path / "a.db"):
         for prefer in (Store, AsyncStore):
             opened, owned = opened_store(arg, prefer=prefer)
             assert type(opened) is prefer and owned
             assert opened.url == f"sqlite://{tmp_path}/a.db"
-            if isinstance(opened, Store):
+            if isinstance(opened, AsyncStore):
+                asyncio.run(opened.close())
+            elif opened is not None:
                 opened.close()
 
 
@@ -124,8 +127,10 @@ def test_beside_opens_the_same_sqlite_file_from_another_working_directory(tmp_pa
     monkeypatch.chdir(tmp_path / "first")
     with Store("rel.db") as store:
         monkeypatch.chdir(tmp_path / "second")
-        with beside(beside(store)) as again:
-            assert again.url == store.url == f"sqlite://{tmp_path}/first/rel.db"
+        astore = beside(store)
+        with beside(astore) as again:
+            assert again.url == astore.url == store.url == f"sqlite://{tmp_path}/first/rel.db"
+        asyncio.run(astore.close())
     assert not (tmp_path / "second" / "rel.db").exists()
 
 
