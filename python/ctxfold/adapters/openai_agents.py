@@ -392,15 +392,8 @@ class _StoredLog:
     writers lose nothing. Store work runs in a worker thread so the event loop is never
     blocked."""
 
-    def __init__(self, session_id: str, store: Store | str | os.PathLike[str]) -> None:
-        from .. import Store
-
-        if isinstance(store, Store):
-            self.store, self._owned = store, False
-        elif isinstance(store, (str, os.PathLike)):
-            self.store, self._owned = Store(store), True
-        else:
-            raise TypeError(f"store must be a ctxfold.Store, a URL or a path, got {type(store).__name__}")
+    def __init__(self, session_id: str, store: Store, *, owned: bool) -> None:
+        self.store, self._owned = store, owned
         self._id = session_id
         self._ctx: Context | None = None  # loaded on first use, in the worker thread
         self._lock = threading.Lock()
@@ -477,17 +470,17 @@ class _StoredLog:
 
 
 def _open_log(session_id: str, store: Any) -> _MemoryLog | _StoredLog | _AsyncStoredLog:
+    """Where the session's Context lives: in memory, or in the store (a URL or a path opened as
+    an ``AsyncStore``, which the log closes; a store passed in stays its caller's)."""
     from .. import AsyncStore, Store
+    from ..stores._opening import opened_store
 
-    if store is None:
+    opened, owned = opened_store(store, prefer=AsyncStore)
+    if opened is None:
         return _MemoryLog(session_id)
-    if isinstance(store, Store):
-        return _StoredLog(session_id, store)
-    if isinstance(store, AsyncStore):
-        return _AsyncStoredLog(session_id, store, owned=False)
-    if isinstance(store, (str, os.PathLike)):
-        return _AsyncStoredLog(session_id, AsyncStore(store), owned=True)
-    raise TypeError(f"store must be a ctxfold.AsyncStore, a ctxfold.Store, a URL or a path, got {type(store).__name__}")
+    if isinstance(opened, Store):
+        return _StoredLog(session_id, opened, owned=owned)
+    return _AsyncStoredLog(session_id, opened, owned=owned)
 
 
 class _AsyncStoredLog:

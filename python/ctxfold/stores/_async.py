@@ -36,7 +36,7 @@ from ._front import (
     stored_tail,
 )
 from ._rows import Read, Statement, StoredContext, StoredTail, Write
-from ._store import where
+from ._store import reopening_url, where
 
 __all__ = ["AsyncStore"]
 
@@ -163,8 +163,8 @@ class AsyncStore:
     def __init__(self, url: str | os.PathLike[str], *, durable: bool = False) -> None:
         self._name, kind, target = where(url)
         # What it was opened with (the password included), for code that opens a blocking
-        # Store on the same database beside it.
-        self._opened_as = (os.fspath(url), durable)
+        # Store on the same database beside it, as durable as this one (``_opening.beside``).
+        self._opened_as = (reopening_url(url), durable)
         self._backend: _AsyncBackend
         if kind == "postgres":
             from ._postgres_async import AsyncPostgresBackend

@@ -63,6 +63,13 @@ def where(url: str | os.PathLike[str]) -> tuple[str, str, str]:
     return f"sqlite://{path}", "sqlite", path
 
 
+def reopening_url(url: str | os.PathLike[str]) -> str:
+    """The URL that opens ``url``'s database again from any working directory: a SQLite path
+    made absolute (``sqlite:///abs/path``), a PostgreSQL URL as given (its password kept)."""
+    name, kind, target = where(url)
+    return target if kind == "postgres" else name
+
+
 def _open(url: str | os.PathLike[str], durable: bool) -> tuple[str, Backend]:
     """(the store's name, its backend) from a URL or a path."""
     name, kind, target = where(url)
@@ -85,6 +92,9 @@ class Store:
 
     def __init__(self, url: str | os.PathLike[str], *, durable: bool = False) -> None:
         self._name, self._backend = _open(url, durable)
+        # What it was opened with (the password included), for code that opens an AsyncStore on
+        # the same database beside it, as durable as this one (``_opening.beside``).
+        self._opened_as = (reopening_url(url), durable)
         self._closed = False
         self._close_lock = threading.Lock()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import weakref
 import zlib
@@ -24,6 +23,8 @@ from typing import Any
 
 from ..._context import Context
 from ...errors import ConflictError
+from ...stores import AsyncStore, Store
+from ...stores._opening import opened_store
 from ._events import EVENT_KEY, event_text_of_row, timestamp_of_row
 
 __all__ = ["INFO_KEY", "MemoryLogs", "SessionLog", "StoredLogs", "Stripes", "WriteLost"]
@@ -245,20 +246,11 @@ class StoredLogs:
     session length."""
 
     def __init__(self, store: Any) -> None:
-        from ... import AsyncStore, Store
-
-        self.store: AsyncStore | Store
-        self._db: AsyncStore | _ThreadedStore
-        self._opened: AsyncStore | None = None  # the store this opened (from a URL), closed by close()
-        if isinstance(store, AsyncStore):
-            self.store = self._db = store
-        elif isinstance(store, Store):
-            self.store, self._db = store, _ThreadedStore(store)
-        elif isinstance(store, (str, os.PathLike)):
-            self.store = self._db = self._opened = AsyncStore(store)
-        else:
-            raise TypeError(f"store must be a ctxfold.AsyncStore, a ctxfold.Store, a URL or a path, "
-                            f"got {type(store).__name__}")
+        opened, self._owned = opened_store(store, prefer=AsyncStore)  # owned: opened from a URL, closed by close()
+        if opened is None:
+            raise TypeError("StoredLogs needs a store (MemoryLogs keeps the sessions in memory)")
+        self.store: AsyncStore | Store = opened
+        self._db: AsyncStore | _ThreadedStore = opened if isinstance(opened, AsyncStore) else _ThreadedStore(opened)
         self._cache: OrderedDict[str, SessionLog] = OrderedDict()
         self._states: OrderedDict[str, Context] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -434,5 +426,9 @@ class StoredLogs:
         return log.ctx
 
     async def close(self) -> None:
-        if self._opened is not None:
-            await self._opened.close()
+        if not self._owned:
+            return
+        if isinstance(self.store, AsyncStore):
+            await self.store.close()
+        else:
+            await asyncio.to_thread(self.store.close)

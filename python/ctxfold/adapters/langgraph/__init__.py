@@ -54,6 +54,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ...errors import ConflictError
 from ...stores import AsyncStore, Store
+from ...stores._opening import beside, opened_store
 from ...stores._rows import Statement
 from ._atables import AsyncTables
 from ._logs import Logs, NeedIO, Segment, decode, encode, log_id
@@ -84,23 +85,22 @@ class ContextSaver(BaseCheckpointSaver[str]):
     ``ctxfold.AsyncStore``, or a store URL or path (opened here, closed by ``close()``). The
     async methods run on an AsyncStore (the one given, or one the saver opens on the store's
     database); the blocking ones on a Store (the one given, or one the saver opens beside a
-    given AsyncStore). The checkpoint rows go into the store's database beside its contexts,
-    each checkpoint in one transaction with its log appends.
+    given AsyncStore); a store the saver opens beside another is as ``durable`` as it. The
+    checkpoint rows go into the store's database beside its contexts, each checkpoint in one
+    transaction with its log appends.
     ``serde``: LangGraph's serializer for every other channel and the pending writes
     (``JsonPlusSerializer`` by default). Any thread may call it; its connections are pooled."""
 
     def __init__(self, store: Store | AsyncStore | str | os.PathLike[str] | None = None, *,
                  serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
-        given_async = store if isinstance(store, AsyncStore) else None
-        if isinstance(store, AsyncStore):  # the blocking calls get a Store of their own on its database
-            url, durable = store._opened_as
-            store = Store(url, durable=durable)
-            self._own_store = True
-        else:
-            self._own_store = store is not None and not isinstance(store, Store)
-        self.store: Store | None = Store(store) if store is not None and not isinstance(store, Store) else store
+        given, owned = opened_store(store, prefer=Store)
+        # Given an AsyncStore, the async calls run on it and the blocking ones on a Store of the
+        # saver's own beside it.
+        given_async = given if isinstance(given, AsyncStore) else None
+        self.store: Store | None = beside(given) if isinstance(given, AsyncStore) else given
         """The store the checkpoints are kept in, or ``None`` (in memory)."""
+        self._own_store = owned or given_async is not None
         # The checkpoint rows go into the store's own database: written through the store's
         # connection with the log appends, read on connections of their own.
         backend: Any = self.store._db if self.store is not None else None
@@ -510,8 +510,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         if self.store is None:
             return None
         if self._astore is None:
-            backend: Any = self.store._db
-            self._astore = AsyncStore(backend._url if hasattr(backend, "_url") else backend._path)
+            self._astore = beside(self.store)
         if self._atables is None:
             self._atables = AsyncTables(self._tables, self._astore)
         return self._astore, self._atables
