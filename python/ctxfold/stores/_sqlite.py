@@ -64,8 +64,9 @@ _INSERT_CONTENT = "INSERT OR IGNORE INTO ctxfold_content (context_id, ord, hash,
 
 
 def _iso(t: datetime) -> str:
-    """Fixed-width UTC text, so that text order is time order."""
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Fixed-width UTC text, so that text order is time order (``2026-01-02T03:04:05.000006Z``;
+    isoformat, unlike strftime, pads a year below 1000 to four digits)."""
+    return t.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def _json_path(deps_key: str) -> str:

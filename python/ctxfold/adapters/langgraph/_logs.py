@@ -15,6 +15,7 @@ log, which holds only what the branch changed after that prefix.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Iterable, Sequence
@@ -35,7 +36,10 @@ __all__ = ["Logs", "NeedIO", "Segment", "decode", "encode", "log_id"]
 Segment = tuple[str, str, int, int]
 
 
+@functools.lru_cache(maxsize=4096)
 def log_id(thread_id: str, ns: str, channel: str, key: str = "") -> str:
+    """The id of a channel's main log (``key`` ``""``) or of one of its forks; every put asks
+    for its log's, hence the cache."""
     parts = ["langgraph", thread_id, ns, channel] + ([key] if key else [])
     return json.dumps(parts, ensure_ascii=False)
 
