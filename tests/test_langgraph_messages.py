@@ -194,6 +194,23 @@ def test_a_list_that_stops_being_messages_is_stored_through_serde(saver) -> None
     _exact(_read(saver, "t", again), [*msgs, AIMessage("a", id="a")])
 
 
+def test_a_new_saver_builds_a_long_list_exactly(tmp_path) -> None:
+    # A first read of a long log builds every message at once (the cycle collector paused
+    # meanwhile, and on again after).
+    import gc
+
+    url = f"sqlite://{tmp_path}/t.db"
+    msgs = [m for i in range(300) for m in (HumanMessage(f"q{i}", id=f"h{i}"),
+                                            AIMessage(f"a{i}", id=f"a{i}", usage_metadata={
+                                                "input_tokens": i, "output_tokens": 1, "total_tokens": i + 1}))]
+    with ContextSaver(url) as writer:
+        cid = _put(writer, "t", msgs, None, 0)
+    gc.enable()
+    with ContextSaver(url) as reader:
+        _exact(_read(reader, "t", cid), msgs)
+    assert gc.isenabled()
+
+
 # ---- threads: copy, delete, prune, runs -------------------------------------------------------
 
 LOG = '["langgraph", "{}", "", "messages"]'
