@@ -15,6 +15,8 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 from _stores import pg_url  # noqa: E402,F401
+from ctxfold import AsyncStore, Context, Message, Store  # noqa: E402
+from ctxfold.errors import ConflictError  # noqa: E402
 from ctxfold.stores._postgres_transaction import BEGIN_SNAPSHOT, one_trip, one_trip_async  # noqa: E402
 
 IDLE = psycopg.pq.TransactionStatus.IDLE
@@ -62,6 +64,43 @@ def test_an_exception_in_the_block_writes_nothing(con) -> None:
             raise RuntimeError("the caller's own failure")
     assert _keys(con) == []
     assert con.info.transaction_status == IDLE
+
+
+def test_a_connection_keeps_working_after_refused_saves(pg_url) -> None:  # noqa: F811
+    # Two stores save one context in turn, the second always refused: its connection runs the
+    # same statements again and again (psycopg prepares them from their fifth run) between
+    # failed transactions. A rollback that left psycopg believing in statements the server no
+    # longer had made the next read fail ("prepared statement … does not exist").
+    with Store(pg_url) as a, Store(pg_url) as b:
+        ctx = Context()
+        a.save(ctx)
+        mine, theirs = a.load(ctx.id), b.load(ctx.id)
+        for i in range(12):
+            mine.add_messages([Message("user", f"a{i}")])
+            a._save_with([mine], [("SELECT %s", (i,))])
+            theirs.add_messages([Message("user", f"b{i}")])
+            with pytest.raises(ConflictError):
+                b._save_with([theirs], [("SELECT %s", (i,))])
+            theirs = b.load(ctx.id)
+        assert [m.content for m in b.load(ctx.id).messages] == [f"a{i}" for i in range(12)]
+
+
+def test_an_async_connection_keeps_working_after_refused_saves(pg_url) -> None:  # noqa: F811
+    async def main() -> list[str]:
+        async with AsyncStore(pg_url) as a, AsyncStore(pg_url) as b:
+            ctx = Context()
+            await a.save(ctx)
+            mine, theirs = await a.load(ctx.id), await b.load(ctx.id)
+            for i in range(12):
+                mine.add_messages([Message("user", f"a{i}")])
+                await a._save_with([mine], [("SELECT %s", (i,))])
+                theirs.add_messages([Message("user", f"b{i}")])
+                with pytest.raises(ConflictError):
+                    await b._save_with([theirs], [("SELECT %s", (i,))])
+                theirs = await b.load(ctx.id)
+            return [str(m.content) for m in (await b.load(ctx.id)).messages]
+
+    assert asyncio.run(main()) == [f"a{i}" for i in range(12)]
 
 
 def test_a_snapshot_read_sees_one_state(con) -> None:

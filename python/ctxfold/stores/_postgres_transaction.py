@@ -60,9 +60,12 @@ def one_trip(con: psycopg.Connection[Any], begin: str = BEGIN) -> Iterator[None]
 
 
 def _rollback(con: psycopg.Connection[Any]) -> None:
+    # The driver's rollback, not a ROLLBACK statement: it also forgets the statements psycopg
+    # prepared on the connection (one whose preparation the aborted pipeline skipped would be
+    # "does not exist" at its next use) and deallocates them on the server.
     if not con.closed and con.info.transaction_status != _IDLE:
         try:
-            con.execute("ROLLBACK")
+            con.rollback()
         except psycopg.Error:  # the connection broke: it is not reused (not idle)
             pass
 
@@ -92,6 +95,6 @@ async def one_trip_async(con: psycopg.AsyncConnection[Any], begin: str = BEGIN) 
 async def _rollback_async(con: psycopg.AsyncConnection[Any]) -> None:
     if not con.closed and con.info.transaction_status != _IDLE:
         try:
-            await con.execute("ROLLBACK")
+            await con.rollback()  # as _rollback
         except psycopg.Error:
             pass
