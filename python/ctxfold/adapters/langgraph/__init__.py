@@ -95,10 +95,28 @@ class ContextSaver(BaseCheckpointSaver[str]):
                  serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         given, owned = opened_store(store, prefer=Store)
+        opened: list[Store | Tables] = [given] if owned and isinstance(given, Store) else []
+        try:
+            self._open(given, owned, opened)
+        except BaseException:  # nothing this saver opened is left open
+            for thing in reversed(opened):
+                thing.close()
+            raise
+
+    def _open(self, given: Store | AsyncStore | None, owned: bool, opened: builtins.list[Store | Tables]) -> None:
+        """The saver's state on ``given``; what it opens goes into ``opened`` (closed by the
+        constructor should a later step fail)."""
         # Given an AsyncStore, the async calls run on it and the blocking ones on a Store of the
         # saver's own beside it.
-        given_async = given if isinstance(given, AsyncStore) else None
-        self.store: Store | None = beside(given) if isinstance(given, AsyncStore) else given
+        given_async: AsyncStore | None = None
+        store: Store | None
+        if isinstance(given, AsyncStore):
+            given_async = given
+            store = mine = beside(given)
+            opened.append(mine)
+        else:
+            store = given
+        self.store: Store | None = store
         """The store the checkpoints are kept in, or ``None`` (in memory)."""
         self._own_store = owned or given_async is not None
         # The checkpoint rows go into the store's own database: written through the store's
@@ -110,6 +128,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
             self._tables = Tables(postgres=backend._url)
         else:
             self._tables = Tables(path=backend._path)
+        opened.append(self._tables)
         self._logs = Logs(self.store, self.serde)
         # LangGraph writes a checkpoint and a task's pending writes from two threads at once.
         # SQLite has one writer per file: two connections racing for it meet SQLITE_BUSY and

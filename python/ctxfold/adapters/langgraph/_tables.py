@@ -91,11 +91,15 @@ class Tables:
         # backend: the garbage collector closing one is a ResourceWarning on CPython 3.13).
         weakref.finalize(self, close_all, self._all)
         self._ph = "%s" if postgres else "?"
-        with self._tx() as cur:
-            if postgres:
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in _TABLES:
-                cur.execute(statement.format(blob="bytea" if postgres else "BLOB"))
+        try:
+            with self._tx() as cur:
+                if postgres:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                for statement in _TABLES:
+                    cur.execute(statement.format(blob="bytea" if postgres else "BLOB"))
+        except BaseException:  # tables that cannot be made leave no connection open
+            self.close()
+            raise
 
     # ---- connections -----------------------------------------------------------------------
 
