@@ -1,5 +1,5 @@
-"""The ``store=`` argument of the three framework adapters (the Agents SDK session, the ADK
-session service, the LangGraph saver): each kind — ``None``, a ``Store``, an ``AsyncStore``, a
+"""The ``store=`` argument of the framework adapters (the Agents SDK session and the LangGraph
+saver here; the ADK session service in test_google_adk_store_opening.py): each kind — ``None``, a ``Store``, an ``AsyncStore``, a
 URL, a path — gives the kind of store the adapter's calls run on, on the right database; each
 adapter closes the stores it opened and only those; a wrong kind is one ``TypeError``; and a
 store the LangGraph saver opens beside the given one is as durable as it."""
@@ -7,67 +7,14 @@ store the LangGraph saver opens beside the given one is as durable as it."""
 from __future__ import annotations
 
 import asyncio
-import pathlib
 import sqlite3
 from typing import Any
 
 import pytest
+from _opening_cases import CASES, CFG, WRONG_TYPE, Given, close_caller, database, is_open
 from _stores import stored_context
-from ctxfold import AsyncStore, Message, Store, StoreError
+from ctxfold import AsyncStore, Message, Store
 from ctxfold.stores._opening import beside, opened_store
-
-WRONG_TYPE = ("store must be None, a ctxfold.Store, a ctxfold.AsyncStore, a store URL (str) or a path "
-              "(os.PathLike), got ")
-
-# (database, kind of store argument): every kind on SQLite; on PostgreSQL every kind that names it.
-CASES = [("sqlite", k) for k in ("none", "store", "async_store", "url", "path")] + \
-        [("postgres", k) for k in ("store", "async_store", "url")]
-CFG = {"configurable": {"thread_id": "t"}}
-
-
-class Given:
-    """A store argument of one kind on one database, and the caller's store when it is one."""
-
-    def __init__(self, kind: str, url: str, tmp_path: pathlib.Path) -> None:
-        self.kind, self.url = kind, url
-        self.caller: Store | AsyncStore | None = None
-        if kind == "store":
-            self.caller = Store(url)
-        elif kind == "async_store":
-            self.caller = AsyncStore(url)
-        self.arg: Any = {"store": self.caller, "async_store": self.caller, "url": url,
-                         "path": pathlib.Path(url[len("sqlite://"):]), "none": None}[kind]
-
-    def stored_ids(self) -> list[str]:
-        """The contexts in the database, read through a store of the test's own."""
-        if self.kind == "none":
-            return []
-        with Store(self.url) as store:
-            return sorted(c.id for c in store.list())
-
-
-def _database(where: str, request: pytest.FixtureRequest) -> str:
-    return request.getfixturevalue("sqlite_url" if where == "sqlite" else "pg_url")
-
-
-async def _is_open(store: Store | AsyncStore) -> bool:
-    """Whether the store still answers (a closed store raises ``StoreError``)."""
-    try:
-        if isinstance(store, AsyncStore):
-            await store.head("probe")
-        else:
-            store.head("probe")
-    except StoreError:
-        return False
-    return True
-
-
-async def _close_caller(given: Given) -> None:
-    if isinstance(given.caller, AsyncStore):
-        await given.caller.close()
-    elif given.caller is not None:
-        given.caller.close()
-
 
 # ---- the helpers themselves --------------------------------------------------------------------
 
@@ -142,7 +89,7 @@ def test_openai_agents_session(where, kind, request, tmp_path) -> None:
     pytest.importorskip("agents")
     from ctxfold.adapters.openai_agents import ContextSession
 
-    given = Given(kind, _database(where, request) if kind != "none" else "", tmp_path)
+    given = Given(kind, database(where, request) if kind != "none" else "", tmp_path)
 
     async def go() -> None:
         session = ContextSession("s", given.arg)
@@ -159,8 +106,8 @@ def test_openai_agents_session(where, kind, request, tmp_path) -> None:
         assert given.stored_ids() == ([] if kind == "none" else ["s"])
         session.close()
         if store is not None:
-            assert await _is_open(store) is (given.caller is not None)
-        await _close_caller(given)
+            assert await is_open(store) is (given.caller is not None)
+        await close_caller(given)
 
     asyncio.run(go())
 
@@ -171,45 +118,6 @@ def test_openai_agents_session_refuses_a_wrong_kind_of_store() -> None:
 
     with pytest.raises(TypeError) as raised:
         ContextSession("s", 42)  # type: ignore[arg-type]
-    assert str(raised.value) == WRONG_TYPE + "int"
-
-
-# ---- the ADK session service --------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("where", "kind"), CASES)
-def test_google_adk_session_service(where, kind, request, tmp_path) -> None:
-    pytest.importorskip("google.adk")  # ADK runs on CPython 3.11 and later
-    from ctxfold.adapters.google_adk import ContextSessionService
-
-    given = Given(kind, _database(where, request) if kind != "none" else "", tmp_path)
-
-    async def go() -> None:
-        service = ContextSessionService(given.arg)
-        await service.create_session(app_name="a", user_id="u", session_id="s")
-        assert (await service.get_session(app_name="a", user_id="u", session_id="s")) is not None
-        store = service.store
-        if kind == "none":
-            assert store is None
-        elif given.caller is not None:
-            assert store is given.caller
-        else:  # a URL or a path: an AsyncStore of the service's own
-            assert isinstance(store, AsyncStore) and store.url == given.url
-        assert given.stored_ids() == ([] if kind == "none" else ["adk/a/u/s"])
-        await service.close()
-        if store is not None:
-            assert await _is_open(store) is (given.caller is not None)
-        await _close_caller(given)
-
-    asyncio.run(go())
-
-
-def test_google_adk_session_service_refuses_a_wrong_kind_of_store() -> None:
-    pytest.importorskip("google.adk")
-    from ctxfold.adapters.google_adk import ContextSessionService
-
-    with pytest.raises(TypeError) as raised:
-        ContextSessionService(42)  # type: ignore[arg-type]
     assert str(raised.value) == WRONG_TYPE + "int"
 
 
@@ -230,7 +138,7 @@ def test_langgraph_saver(where, kind, request, tmp_path) -> None:
     from ctxfold.adapters.langgraph import ContextSaver
     from langchain_core.messages import HumanMessage
 
-    given = Given(kind, _database(where, request) if kind != "none" else "", tmp_path)
+    given = Given(kind, database(where, request) if kind != "none" else "", tmp_path)
 
     async def go() -> None:
         saver = ContextSaver(given.arg)
@@ -252,9 +160,9 @@ def test_langgraph_saver(where, kind, request, tmp_path) -> None:
             assert given.stored_ids()  # the logs are in the given database
         saver.close()
         if kind != "none":
-            assert await _is_open(sync_side) is (kind == "store")
-            assert await _is_open(async_side) is (kind == "async_store")
-        await _close_caller(given)
+            assert await is_open(sync_side) is (kind == "store")
+            assert await is_open(async_side) is (kind == "async_store")
+        await close_caller(given)
 
     asyncio.run(go())
 
