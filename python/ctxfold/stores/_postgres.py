@@ -24,7 +24,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("PostgreSQL stores need psycopg 3: pip install 'ctxfold[postgres]'") from e
 
-from ._postgres_transaction import BEGIN_SNAPSHOT, one_trip  # after the check that psycopg is there
+from ._postgres_session import BEGIN_SNAPSHOT, connect, one_trip  # after the check that psycopg is there
 
 __all__ = ["PostgresBackend", "SCHEMA_VERSION"]
 
@@ -198,7 +198,7 @@ class PostgresBackend:
                 con = self._idle.pop()
                 if not con.closed:
                     return con
-        con = psycopg.connect(self._url, autocommit=True)
+        con = connect(self._url)
         with self._all_lock:
             self._all.append(con)
         return con

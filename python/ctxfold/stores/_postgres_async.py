@@ -22,7 +22,7 @@ from ._postgres import (
     tail_read,
     tail_statement,
 )
-from ._postgres_transaction import BEGIN_SNAPSHOT, one_trip_async
+from ._postgres_session import BEGIN_SNAPSHOT, connect_async, one_trip_async
 from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
@@ -56,7 +56,7 @@ class AsyncPostgresBackend:
             if owner is loop and not con.closed:
                 return owner, con
             self._discard(con)
-        con = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        con = await connect_async(self._url)
         self._open.add(con)
         try:
             if not self._schema_ready:

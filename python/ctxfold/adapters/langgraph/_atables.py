@@ -83,7 +83,7 @@ class AsyncTables:
         statements = writes_statements(True, thread_id, ns, checkpoint_id, task_id, task_path, rows, replace)
 
         async def op(con: Any) -> None:
-            from ...stores._postgres_transaction import one_trip_async  # (psycopg only with PostgreSQL)
+            from ...stores._postgres_session import one_trip_async  # (psycopg only with PostgreSQL)
 
             if len(statements) == 1:  # in autocommit: its own transaction, one round trip
                 await con.execute(*statements[0], prepare=True)

@@ -22,7 +22,7 @@ from ...errors import StoreError
 from ...stores._rows import Statement
 from ...stores._sqlite import close_all
 
-__all__ = ["Tables", "CheckpointRow", "PREPARE_AT", "put_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
+__all__ = ["Tables", "CheckpointRow", "put_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
 
 T = TypeVar("T")
@@ -48,9 +48,6 @@ _TABLES = (
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
 )
 _SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL processes
-# psycopg prepares a statement on a connection after this many runs of it: at once, since
-# the saver runs the same few statements every turn.
-PREPARE_AT = 0
 
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata"
 
@@ -114,11 +111,10 @@ class Tables:
                 if not getattr(con, "closed", False):
                     return con
         if self._pg is not None:
-            import psycopg
+            from ...stores._postgres_session import connect
 
-            # The same few statements run every turn: prepared from their first run, not their
-            # sixth (psycopg's default), so a thread's first turns are not parsed and planned anew.
-            con = psycopg.connect(self._pg, autocommit=True, prepare_threshold=PREPARE_AT)
+            # as the store's connections: prepared at once, planned generically
+            con = connect(self._pg)
         else:
             assert self._path is not None
             con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
@@ -153,7 +149,7 @@ class Tables:
                 con = self._acquire()
                 try:
                     if self._pg is not None:
-                        from ...stores._postgres_transaction import one_trip
+                        from ...stores._postgres_session import one_trip
 
                         # One round trip for the statements of a write (a read waits for its rows).
                         with one_trip(con):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ psycopg = pytest.importorskip("psycopg")
 from _stores import pg_url  # noqa: E402,F401
 from ctxfold import AsyncStore, Context, Message, Store  # noqa: E402
 from ctxfold.errors import ConflictError  # noqa: E402
-from ctxfold.stores._postgres_transaction import BEGIN_SNAPSHOT, one_trip, one_trip_async  # noqa: E402
+from ctxfold.stores._postgres_session import BEGIN_SNAPSHOT, connect, connect_async, one_trip, one_trip_async  # noqa: E402
 
 IDLE = psycopg.pq.TransactionStatus.IDLE
 
@@ -32,6 +33,24 @@ def con(pg_url):  # noqa: F811
 
 def _keys(con) -> list[int]:
     return [r[0] for r in con.execute("SELECT k FROM t ORDER BY k").fetchall()]
+
+
+def test_connections_prepare_at_once_and_plan_generically(pg_url) -> None:  # noqa: F811
+    # the store's, the async store's and the LangGraph tables' connections are all made here
+    with connect(pg_url) as c:
+        assert c.prepare_threshold == 0 and c.autocommit
+        assert c.execute("SHOW plan_cache_mode").fetchone() == ("force_generic_plan",)
+        c.execute("SELECT %s::int", (1,))
+        assert c.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()[0] >= 1
+    with Store(pg_url) as store:
+        store.head("x")
+        assert store._db._all[0].execute("SHOW plan_cache_mode").fetchone() == ("force_generic_plan",)
+
+    async def main() -> tuple[Any, ...]:
+        async with await connect_async(pg_url) as c:
+            return (c.prepare_threshold, await (await c.execute("SHOW plan_cache_mode")).fetchone())
+
+    assert asyncio.run(main()) == (0, ("force_generic_plan",))
 
 
 def test_the_statements_commit_together(con) -> None:
