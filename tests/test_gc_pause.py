@@ -20,18 +20,25 @@ def _collector_back_on():
 
 def test_paused_inside_and_back_on_after_even_on_error() -> None:
     gc.enable()
-    with collector_paused():
+    with collector_paused(BULK):
         assert not gc.isenabled()
     assert gc.isenabled()
     with pytest.raises(ZeroDivisionError):
-        with collector_paused():
+        with collector_paused(BULK):
             1 / 0  # noqa: B018
+    assert gc.isenabled()
+
+
+def test_a_small_build_does_not_pause() -> None:
+    gc.enable()
+    with collector_paused(BULK - 1):
+        assert gc.isenabled()
     assert gc.isenabled()
 
 
 def test_a_program_that_turned_it_off_keeps_it_off() -> None:
     gc.disable()
-    with collector_paused():
+    with collector_paused(BULK):
         assert not gc.isenabled()
     assert not gc.isenabled()
 
@@ -43,7 +50,7 @@ def test_threads_share_one_pause() -> None:
     seen: list[bool] = []
 
     def build() -> None:
-        with collector_paused():
+        with collector_paused(BULK):
             inside.wait()
             leave.wait()
             seen.append(gc.isenabled())

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 __all__ = ["BULK", "collector_paused"]
 
-# From how many objects to build at once the callers pause the collector.
+# From how many objects built at once the collector is paused.
 BULK = 256
 
 _lock = threading.Lock()
@@ -31,9 +31,13 @@ _was_enabled = False
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cycle collector off inside the block (see the module's text)."""
+def collector_paused(count: int) -> Iterator[None]:
+    """The cycle collector off inside the block when it builds ``count`` objects or more
+    (``BULK``); below that the pause would cost more than it saves (see the module's text)."""
     global _depth, _was_enabled
+    if count < BULK:
+        yield
+        return
     with _lock:
         if _depth == 0:
             _was_enabled = gc.isenabled()

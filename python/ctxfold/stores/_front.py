@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-from contextlib import nullcontext
 from types import SimpleNamespace
 from typing import Any
 
 from .. import _core, _runtime
 from .._context import Context
-from .._gc_pause import BULK, collector_paused
+from .._gc_pause import collector_paused
 from ..errors import ConflictError, DecodeError
 from ._rows import Read, StoredTail, Write, count_column
 
@@ -105,7 +104,7 @@ def loaded(store: str, context_id: str, r: Read | None) -> Context:
         raise KeyError(context_id)
     head = count_column(context_id, "next_seq", r.head)
     # A long log becomes many objects at once: built with the cycle collector paused.
-    with collector_paused() if len(r.events) >= BULK else nullcontext():
+    with collector_paused(len(r.events)):
         core, rt, _ = _core.store_load(context_id, head, r.state, r.content, r.events)
         try:
             ctx = Context._from_loaded(core, rt)

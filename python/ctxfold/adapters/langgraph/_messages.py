@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from contextlib import nullcontext
 from itertools import compress, count, islice, repeat
 from operator import is_not
 from typing import Any
@@ -21,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from ..._context import Context
 from ..._core import Message, is_json
-from ..._gc_pause import BULK, collector_paused
+from ..._gc_pause import collector_paused
 from ...errors import FormatError
 from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
 from ...formats._plan import Answer, Unplanned, alone
@@ -124,7 +123,7 @@ class MessageLog:
         out: list[BaseMessage] = []
         # A first read of a long log builds every message: with the cycle collector paused (no
         # cycles are made, and its passes over a growing heap cost more than the build).
-        with collector_paused() if missing >= BULK else nullcontext():
+        with collector_paused(missing):
             for m, lc in zip(messages, found):
                 if lc is None:
                     lc = objects[m] = _to_langchain(m, self.serde)
