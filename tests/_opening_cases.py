@@ -60,3 +60,23 @@ async def close_caller(given: Given) -> None:
         await given.caller.close()
     elif given.caller is not None:
         given.caller.close()
+
+
+def assert_works_on(store: Store | AsyncStore | None, given: Given) -> None:
+    """The store an adapter with async calls works on is the one its argument named: none, the
+    caller's own, or, from a URL or a path, an AsyncStore of its own on that database."""
+    if given.kind == "none":
+        assert store is None
+    elif given.caller is not None:
+        assert store is given.caller
+    else:
+        assert isinstance(store, AsyncStore) and store.url == given.url
+
+
+async def assert_closed_only_its_own(store: Store | AsyncStore | None, given: Given) -> None:
+    """After the adapter's close: the store it opened is closed, the caller's is still open
+    (then closed here)."""
+    if store is not None:
+        assert await is_open(store) is (given.caller is not None)
+    await close_caller(given)
+

@@ -10,8 +10,7 @@ import pytest
 
 pytest.importorskip("google.adk")
 
-from _opening_cases import CASES, WRONG_TYPE, Given, close_caller, database, is_open  # noqa: E402
-from ctxfold import AsyncStore  # noqa: E402
+from _opening_cases import CASES, WRONG_TYPE, Given, assert_closed_only_its_own, assert_works_on, database  # noqa: E402
 
 pytestmark = pytest.mark.frameworks
 
@@ -27,17 +26,10 @@ def test_google_adk_session_service(where, kind, request, tmp_path) -> None:
         await service.create_session(app_name="a", user_id="u", session_id="s")
         assert (await service.get_session(app_name="a", user_id="u", session_id="s")) is not None
         store = service.store
-        if kind == "none":
-            assert store is None
-        elif given.caller is not None:
-            assert store is given.caller
-        else:  # a URL or a path: an AsyncStore of the service's own
-            assert isinstance(store, AsyncStore) and store.url == given.url
+        assert_works_on(store, given)
         assert given.stored_ids() == ([] if kind == "none" else ["adk/a/u/s"])
         await service.close()
-        if store is not None:
-            assert await is_open(store) is (given.caller is not None)
-        await close_caller(given)
+        await assert_closed_only_its_own(store, given)
 
     asyncio.run(go())
 

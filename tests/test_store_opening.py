@@ -11,7 +11,17 @@ import sqlite3
 from typing import Any
 
 import pytest
-from _opening_cases import CASES, CFG, WRONG_TYPE, Given, close_caller, database, is_open
+from _opening_cases import (
+    CASES,
+    CFG,
+    WRONG_TYPE,
+    Given,
+    assert_closed_only_its_own,
+    assert_works_on,
+    close_caller,
+    database,
+    is_open,
+)
 from _stores import stored_context
 from ctxfold import AsyncStore, Message, Store
 from ctxfold.stores._opening import beside, opened_store
@@ -97,17 +107,10 @@ def test_openai_agents_session(where, kind, request, tmp_path) -> None:
         assert await session.get_items() == [{"role": "user", "content": "hello"}]
         log: Any = session._log
         store = getattr(log, "store", None)
-        if kind == "none":
-            assert store is None
-        elif given.caller is not None:
-            assert store is given.caller
-        else:  # a URL or a path: an AsyncStore of the session's own
-            assert isinstance(store, AsyncStore) and store.url == given.url
+        assert_works_on(store, given)
         assert given.stored_ids() == ([] if kind == "none" else ["s"])
         session.close()
-        if store is not None:
-            assert await is_open(store) is (given.caller is not None)
-        await close_caller(given)
+        await assert_closed_only_its_own(store, given)
 
     asyncio.run(go())
 
