@@ -10,6 +10,8 @@ new head, matches nothing, and they write nothing — no exception, no table loc
 
 from __future__ import annotations
 
+import functools
+import re
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -24,7 +26,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("PostgreSQL stores need psycopg 3: pip install 'ctxfold[postgres]'") from e
 
-from ._postgres_session import BEGIN_SNAPSHOT, connect, one_trip  # after the check that psycopg is there
+from ._postgres_session import BEGIN_SNAPSHOT, Connection, connect, one_trip  # after the check that psycopg is there
 
 __all__ = ["PostgresBackend", "SCHEMA_VERSION"]
 
@@ -61,56 +63,107 @@ _CREATE = (
     )""",
 )
 
-# The rows below `head` go in only when `head` matched a row: an empty `head` inserts nothing.
-_APPEND_TAIL = """
-new_events AS (
-    INSERT INTO ctxfold_events (context_id, seq, data)
-    SELECT head.id, e.seq, e.data
-    FROM head, unnest(%(seqs)b::bigint[], %(datas)b::text[]) AS e (seq, data)
-),
-new_content AS (
-    INSERT INTO ctxfold_content (context_id, ord, hash, text)
-    SELECT head.id, c.ord, c.hash, c.text
-    FROM head, unnest(%(ords)b::bigint[], %(hashes)b::text[], %(texts)b::text[]) AS c (ord, hash, text)
-    ON CONFLICT DO NOTHING
-)
-SELECT count(*) FROM head"""
-
-_APPEND = """WITH head AS (
-    UPDATE ctxfold_contexts
-    SET next_seq = %(head)s, updated_at = now(), message_count = %(count)s, agent_name = %(agent)s,
-        origin_context_id = %(origin)s, state = %(state)s
-    WHERE id = %(id)s AND next_seq = %(expected)s
-    RETURNING id
-),""" + _APPEND_TAIL
-
-_CREATE_AND_APPEND = """WITH head AS (
+# An append is parts of one statement: the head row (created, or moved by the guard
+# `next_seq = expected`), then the events and the content entries below it, which go in only
+# when the head matched a row: an empty `head` inserts nothing. A save with no content entries
+# (most: only long texts have one) leaves that part out. The parts are named with a number, so
+# that the appends of several contexts can be parts of one statement; placeholders are
+# positional, in the order of `_append_params`.
+_CREATE_HEAD = """head{n} AS (
     INSERT INTO ctxfold_contexts
         (id, next_seq, created_at, updated_at, message_count, agent_name, origin_context_id, state)
-    VALUES (%(id)s, %(head)s, %(created_at)s, now(), %(count)s, %(agent)s, %(origin)s, %(state)s)
+    VALUES (%s, %s, %s, now(), %s, %s, %s, %s)
     ON CONFLICT (id) DO NOTHING
     RETURNING id
-),""" + _APPEND_TAIL
+)"""
+_MOVE_HEAD = """head{n} AS (
+    UPDATE ctxfold_contexts
+    SET next_seq = %s, updated_at = now(), message_count = %s, agent_name = %s, origin_context_id = %s,
+        state = %s
+    WHERE id = %s AND next_seq = %s
+    RETURNING id
+)"""
+_EVENTS = """new_events{n} AS (
+    INSERT INTO ctxfold_events (context_id, seq, data)
+    SELECT head{n}.id, e.seq, e.data
+    FROM head{n}, unnest(%b::bigint[], %b::text[]) AS e (seq, data)
+)"""
+_CONTENT = """new_content{n} AS (
+    INSERT INTO ctxfold_content (context_id, ord, hash, text)
+    SELECT head{n}.id, c.ord, c.hash, c.text
+    FROM head{n}, unnest(%b::bigint[], %b::text[], %b::text[]) AS c (ord, hash, text)
+    ON CONFLICT DO NOTHING
+)"""
 
 
+@functools.lru_cache(maxsize=64)
+def _append_parts(create: bool, content: bool, n: int) -> str:
+    parts = [(_CREATE_HEAD if create else _MOVE_HEAD), _EVENTS] + ([_CONTENT] if content else [])
+    return ",\n".join(p.format(n=n) for p in parts)
 
-# The end of an append inside a larger transaction: no row in `head` (the guard matched
-# nothing) is an error, which rolls the transaction back.
-_REFUSE_UNLESS_ONE = "SELECT 1 / count(*) FROM head"
+
+def _append_params(w: Write) -> list[Any]:
+    agent, origin = _text(w.agent_name), _text(w.origin_context_id)
+    params: list[Any] = [w.id, w.head, w.created_at, w.message_count, agent, origin, w.state] if w.expected is None \
+        else [w.head, w.message_count, agent, origin, w.state, w.id, w.expected]
+    params += [[s for s, _ in w.events], [d for _, d in w.events]]
+    if w.content:
+        params += [[o for o, _, _ in w.content], [h for _, h, _ in w.content], [t for _, _, t in w.content]]
+    return params
 
 
-def append_statement(w: Write) -> tuple[str, dict[str, Any]]:
+def _parts_of(w: Write, n: int) -> str:
+    return _append_parts(w.expected is None, bool(w.content), n)
+
+
+def append_statement(w: Write) -> tuple[str, list[Any]]:
     """The one statement of a save and its parameters (the sync and async backends share it):
-    create-and-append for a new context, the guarded append otherwise."""
-    params = {
-        "id": w.id, "expected": w.expected, "head": w.head, "created_at": w.created_at,
-        "count": w.message_count, "agent": _text(w.agent_name), "origin": _text(w.origin_context_id),
-        "state": w.state,
-        "seqs": [s for s, _ in w.events], "datas": [d for _, d in w.events],
-        "ords": [o for o, _, _ in w.content], "hashes": [h for _, h, _ in w.content],
-        "texts": [t for _, _, t in w.content],
-    }
-    return (_CREATE_AND_APPEND if w.expected is None else _APPEND), params
+    create-and-append for a new context, the guarded append otherwise. Its row counts the
+    heads written: 1, or 0 when the guard matched nothing (and nothing was written)."""
+    return f"WITH {_parts_of(w, 0)}\nSELECT count(*) FROM head0", _append_params(w)
+
+
+def append_or_abort_statement(w: Write) -> tuple[str, list[Any]]:
+    """The save's statement for inside a larger transaction: a guard that matched nothing is
+    an error (division by zero), which aborts the transaction."""
+    return f"WITH {_parts_of(w, 0)}\nSELECT 1 / count(*) FROM head0", _append_params(w)
+
+
+# A statement a save can take in as a part of its own: one data-modifying statement, not a
+# WITH of its own (PostgreSQL allows data-modifying parts only at a statement's top level).
+_PART = re.compile(r"\s*(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
+
+
+def save_statement(writes: Sequence[Write], statements: Sequence[Statement]) -> Statement | None:
+    """The appends and ``statements`` as one statement, which in autocommit is one transaction
+    in one round trip with no BEGIN or COMMIT: each append's parts, then each statement as a
+    part of its own, then the guards, ``1 / count(*)`` of each head, so that a guard that
+    matched nothing is a division by zero that aborts everything. With no appends the last
+    statement is the main one. ``None`` when a statement cannot be a part (see ``_PART``).
+
+    The parts see one snapshot, as one statement does: a statement does not see what the
+    others write (the saver's statements, a checkpoint's rows, never read each other's)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    for sql, p in statements:
+        if not _PART.match(sql) or not isinstance(p, (list, tuple)):
+            return None
+    for i, w in enumerate(writes):
+        parts.append(_parts_of(w, i))
+        params += _append_params(w)
+    rest = statements if writes else statements[:-1]
+    for k, (sql, p) in enumerate(rest):
+        parts.append(f"s{k} AS ({sql})")
+        params += p
+    if writes:
+        main = "SELECT " + " + ".join(f"(SELECT 1 / count(*) FROM head{i})" for i in range(len(writes)))
+    elif statements:
+        main = statements[-1][0]
+        params += statements[-1][1]
+    else:
+        return None
+    return (f"WITH {', '.join(parts)}\n{main}" if parts else main), params
+
 
 _HEAD_STATE = "SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s"
 
@@ -146,13 +199,6 @@ def scan_statement(prefix: str, deps_key: str | None) -> tuple[str, Any]:
             {"k": deps_key, "p": prefix})
 
 
-def append_or_abort_statement(w: Write) -> tuple[str, dict[str, Any]]:
-    """The save's statement for inside a larger transaction: a guard that matched nothing is
-    an error (division by zero), which aborts the transaction."""
-    sql, params = append_statement(w)
-    return sql[:sql.rindex("SELECT count(*) FROM head")] + _REFUSE_UNLESS_ONE, params
-
-
 def _utc(t: datetime) -> datetime:
     return t.astimezone(timezone.utc)
 
@@ -176,8 +222,8 @@ class PostgresBackend:
     def __init__(self, url: str) -> None:
         self._url = url
         self._label = _label(url)
-        self._all: list[psycopg.Connection[Any]] = []
-        self._idle: list[psycopg.Connection[Any]] = []
+        self._all: list[Connection] = []
+        self._idle: list[Connection] = []
         self._all_lock = threading.Lock()
         try:
             self._run(self._ensure_schema)
@@ -190,7 +236,7 @@ class PostgresBackend:
 
     # ---- connections -------------------------------------------------------------------
 
-    def _acquire(self) -> psycopg.Connection[Any]:
+    def _acquire(self) -> Connection:
         """An idle connection of this backend's, or a new one: pooled, not kept per thread
         (callers on short-lived threads reuse the connections already open)."""
         with self._all_lock:
@@ -203,7 +249,7 @@ class PostgresBackend:
             self._all.append(con)
         return con
 
-    def _run(self, op: Callable[[psycopg.Connection[Any]], T]) -> T:
+    def _run(self, op: Callable[[Connection], T]) -> T:
         """``op`` on a connection of the pool; database errors become ``StoreError``. A
         connection an error left mid-transaction is closed, not reused."""
         try:
@@ -223,7 +269,7 @@ class PostgresBackend:
                     self._all.remove(con)
                     con.close()
 
-    def _ensure_schema(self, con: psycopg.Connection[Any]) -> None:
+    def _ensure_schema(self, con: Connection) -> None:
         with con.transaction():
             con.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             have = {r[0] for r in con.execute(
@@ -242,8 +288,8 @@ class PostgresBackend:
     def append(self, w: Write) -> bool:
         sql, params = append_statement(w)
 
-        def op(con: psycopg.Connection[Any]) -> bool:
-            row = con.execute(sql, params).fetchone()
+        def op(con: Connection) -> bool:
+            row = con.run(sql, params).fetchone()
             return row is not None and row[0] == 1
 
         try:
@@ -254,15 +300,19 @@ class PostgresBackend:
             raise
 
     def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
-        """The appends and the statements pipelined in one transaction, one round trip: each
-        append ends in ``1 / count(*)`` of its guard's rows, so a guard that matched nothing is
-        a division by zero that aborts the whole transaction before the commit (then one read
-        per write finds which head had moved)."""
-        def op(con: psycopg.Connection[Any]) -> int | None:
-            if not writes and len(statements) == 1:  # one statement in autocommit is its own transaction
-                con.execute(*statements[0])
+        """The appends and the statements as one statement (``save_statement``), or, when a
+        statement cannot be a part of it, pipelined in one transaction: one round trip either
+        way. A guard that matched nothing is a division by zero that aborts everything (then
+        one read per write finds which head had moved)."""
+        one = save_statement(writes, statements)
+
+        def op(con: Connection) -> int | None:
+            if not writes and not statements:
                 return None
             try:
+                if one is not None:  # one statement in autocommit is its own transaction
+                    con.run(*one)
+                    return None
                 with one_trip(con):
                     for w in writes:
                         con.execute(*append_or_abort_statement(w))
@@ -285,12 +335,12 @@ class PostgresBackend:
             raise
 
     def head(self, context_id: str) -> object | None:
-        row = self._run(lambda con: con.execute(
+        row = self._run(lambda con: con.run(
             "SELECT next_seq FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone())
         return None if row is None else row[0]
 
     def peek(self, context_id: str) -> tuple[object, str] | None:
-        row = self._run(lambda con: con.execute(
+        row = self._run(lambda con: con.run(
             "SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s", (context_id,)).fetchone())
         return None if row is None else (row[0], row[1])
 
@@ -298,7 +348,7 @@ class PostgresBackend:
         return self.read_since(context_id, 0, 0)
 
     def read_since(self, context_id: str, seq: int, ord: int) -> Read | None:
-        def op(con: psycopg.Connection[Any]) -> Read | None:
+        def op(con: Connection) -> Read | None:
             # One snapshot for the head and every row below it; the statements are pipelined,
             # so the whole read is about one round trip.
             with one_trip(con, BEGIN_SNAPSHOT):
@@ -317,7 +367,7 @@ class PostgresBackend:
     def tail(self, context_id: str, count: int, before: int | None) -> Read | None:
         sql, params = tail_statement(context_id, count, before)
 
-        def op(con: psycopg.Connection[Any]) -> Read | None:
+        def op(con: Connection) -> Read | None:
             with one_trip(con, BEGIN_SNAPSHOT):
                 head = con.execute(_HEAD_STATE, (context_id,))
                 events = con.execute(sql, params)

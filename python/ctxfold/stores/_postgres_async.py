@@ -18,6 +18,7 @@ from ._postgres import (
     _utc,
     append_or_abort_statement,
     append_statement,
+    save_statement,
     scan_statement,
     tail_read,
     tail_statement,
@@ -131,13 +132,18 @@ class AsyncPostgresBackend:
             raise
 
     async def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
-        """As the blocking backend's: the appends and the statements in one transaction, one
-        round trip; the index of the first write whose head had moved, and nothing written."""
+        """As the blocking backend's: the appends and the statements as one statement (or in
+        one transaction), one round trip; the index of the first write whose head had moved,
+        and nothing written."""
+        one = save_statement(writes, statements)
+
         async def op(con: _Con) -> int | None:
-            if not writes and len(statements) == 1:  # one statement in autocommit is its own transaction
-                await con.execute(*statements[0])
+            if not writes and not statements:
                 return None
             try:
+                if one is not None:  # one statement in autocommit is its own transaction
+                    await con.execute(*one)
+                    return None
                 async with one_trip_async(con):
                     for w in writes:
                         await con.execute(*append_or_abort_statement(w))

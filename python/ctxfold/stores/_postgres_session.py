@@ -21,13 +21,13 @@ reading one inside it would force a sync early.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import psycopg
 
-__all__ = ["BEGIN", "BEGIN_SNAPSHOT", "PREPARE_AT", "connect", "connect_async", "one_trip", "one_trip_async"]
+__all__ = ["BEGIN", "BEGIN_SNAPSHOT", "PREPARE_AT", "Connection", "connect", "connect_async", "one_trip", "one_trip_async"]
 
 BEGIN = "BEGIN"
 # A read of several statements that see one snapshot of the database.
@@ -46,10 +46,26 @@ _GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 _PLAN_CACHE_MODE_SINCE = 120000  # PostgreSQL 12
 
 
-def connect(url: str) -> psycopg.Connection[Any]:
+class Connection(psycopg.Connection[Any]):
+    """A psycopg connection that keeps one cursor for the statements whose rows are read at
+    once (``run``): ``Connection.execute`` makes a cursor per statement, which cost about 30 µs
+    of CPU a statement, as much as sending it (a local server)."""
+
+    _kept: psycopg.Cursor[Any] | None = None
+
+    def run(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor[Any]:
+        """``execute`` on the kept cursor: its rows must be read before the next ``run``.
+        Not for statements queued in a pipeline (each keeps its own cursor until the sync)."""
+        cur = self._kept
+        if cur is None or cur.closed:
+            cur = self._kept = self.cursor()
+        return cur.execute(query, params)
+
+
+def connect(url: str) -> Connection:
     """A connection for ctxfold's statements: autocommit (every transaction is begun
     explicitly), prepared at once, planned generically."""
-    con = psycopg.connect(url, autocommit=True, prepare_threshold=PREPARE_AT)
+    con = Connection.connect(url, autocommit=True, prepare_threshold=PREPARE_AT)
     try:
         if con.info.server_version >= _PLAN_CACHE_MODE_SINCE:
             con.execute(_GENERIC_PLANS)

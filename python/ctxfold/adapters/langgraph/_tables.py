@@ -173,11 +173,16 @@ class Tables:
             with self._lock if self._memory is not None else _nolock():
                 con = self._acquire()
                 try:
-                    con.execute(sql, params)
+                    self._execute(con, sql, params)
                 finally:
                     self._release(con)
         except (sqlite3.Error, _pg_error()) as e:
             raise StoreError(f"langgraph checkpoints: {e}") from e
+
+    def _execute(self, con: Any, sql: str, params: Any) -> Any:
+        """One statement whose rows are read at once: on PostgreSQL on the connection's kept
+        cursor (``Connection.run``)."""
+        return con.run(sql, params) if self._pg is not None else con.execute(sql, params)
 
     def _q(self, sql: str) -> str:
         return sql.replace("?", self._ph)
@@ -189,7 +194,7 @@ class Tables:
             with self._lock if self._memory is not None else _nolock():
                 con = self._acquire()
                 try:
-                    return list(con.execute(self._q(sql), tuple(params)).fetchall())
+                    return list(self._execute(con, self._q(sql), tuple(params)).fetchall())
                 finally:
                     self._release(con)
         except (sqlite3.Error, _pg_error()) as e:
@@ -211,9 +216,9 @@ class Tables:
 
     def put_statements(self, row: CheckpointRow, run_id: str | None,
                        blobs: Sequence[tuple[str, str, str, bytes]]) -> list[Statement]:
-        """The statements that store a checkpoint with its channel blobs: PostgreSQL one (the
-        blobs' upsert in a WITH before the checkpoint's), SQLite two (the blobs in one multi-row
-        upsert, then the checkpoint); more only for thousands of channels."""
+        """The statements that store a checkpoint with its channel blobs: the blobs in one
+        multi-row upsert, then the checkpoint's (more only for thousands of channels). The
+        PostgreSQL store runs them, with the log appends, as one statement."""
         return put_statements(self._pg is not None, row, run_id, blobs)
 
     def run(self, statements: Sequence[Statement]) -> None:
@@ -343,12 +348,8 @@ def put_statements(pg: bool, row: CheckpointRow, run_id: str | None,
     checkpoint = f"INTO ctxfold_lg_checkpoints ({_COLUMNS}, run_id) VALUES {_values(1, 9, ph)}"
     if not pg:
         return [*out, (f"INSERT OR REPLACE {checkpoint}", (*row, run_id))]
-    sql = f"INSERT {checkpoint} {_PG_UPSERT_CHECKPOINT}"
-    if not out:
-        return [(sql, (*row, run_id))]
-    # the last blobs' upsert and the checkpoint's as one statement
-    last_sql, last_params = out.pop()
-    return [*out, (f"WITH blobs AS ({last_sql}) {sql}", [*last_params, *row, run_id])]
+    # (the PostgreSQL store runs these, with the log appends, as parts of one statement)
+    return [*out, (f"INSERT {checkpoint} {_PG_UPSERT_CHECKPOINT}", (*row, run_id))]
 
 
 def writes_statements(pg: bool, thread_id: str, ns: str, checkpoint_id: str, task_id: str, task_path: str,
