@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from ctxfold import ConflictError, Context, Message, Store
+from ctxfold.errors import StoreError
 
 
 def _rows(store: Store) -> list[str]:
@@ -64,3 +65,38 @@ def test_the_async_store_does_the_same(store_url) -> None:
                 assert _rows(b) == ["saved"] and ctx.stored_seq == 1
 
     asyncio.run(main())
+
+
+def test_a_failing_statement_is_a_store_error_and_writes_no_append(store_url) -> None:
+    # (not a ConflictError: a unique key of the caller's own table is no other writer's save)
+    mark = "?" if store_url.startswith("sqlite") else "%s"
+    insert = f"INSERT INTO probe (x) VALUES ({mark})"
+    with Store(store_url) as store:
+        store._backend._run(lambda con: con.execute("CREATE TABLE probe (x text PRIMARY KEY)"))  # type: ignore[attr-defined]
+        ctx = Context()
+        ctx.add_message(Message.user("one"))
+        store._save_with([ctx], [(insert, ("taken",))])
+        ctx.add_message(Message.user("two"))
+        with pytest.raises(StoreError, match="probe") as caught:
+            store._save_with([ctx], [(insert, ("new",)), (insert, ("taken",))])
+        assert not isinstance(caught.value, ConflictError)
+        assert _rows(store) == ["taken"] and store.head(ctx.id) == 1 and ctx.stored_seq == 1
+        store._save_with([ctx], [(insert, ("new",))])  # the connection works on
+        assert store.load(ctx.id).messages == ctx.messages and _rows(store) == ["new", "taken"]
+
+
+def test_a_seq_stored_twice_is_a_conflict(store_url) -> None:
+    # An event row already at the seq a save writes (the head row says otherwise: only a
+    # writer that bypassed the guard makes this): the primary key refuses it, as a conflict.
+    mark = "?" if store_url.startswith("sqlite") else "%s"
+    with Store(store_url) as store:
+        store._backend._run(lambda con: con.execute("CREATE TABLE probe (x text)"))  # type: ignore[attr-defined]
+        ctx = Context()
+        ctx.add_message(Message.user("one"))
+        store.save(ctx)
+        store._backend._run(lambda con: con.execute(  # type: ignore[attr-defined]
+            f"INSERT INTO ctxfold_events (context_id, seq, data) VALUES ({mark}, 1, '{{}}')", (ctx.id,)))
+        ctx.add_message(Message.user("two"))
+        with pytest.raises(ConflictError, match="a seq from 1 on is already stored"):
+            store._save_with([ctx], [(f"INSERT INTO probe (x) VALUES ({mark})", ("refused",))])
+        assert _rows(store) == [] and store.head(ctx.id) == 1 and ctx.stored_seq == 1

@@ -199,6 +199,12 @@ def scan_statement(prefix: str, deps_key: str | None) -> tuple[str, Any]:
             {"k": deps_key, "p": prefix})
 
 
+def seq_taken(error: BaseException | None) -> bool:
+    """Whether a database error is an event's (context, seq) stored twice: another writer
+    saved those seqs first. A unique key of the caller's own statements is not."""
+    return isinstance(error, psycopg.errors.UniqueViolation) and error.diag.constraint_name == "ctxfold_events_pkey"
+
+
 def _utc(t: datetime) -> datetime:
     return t.astimezone(timezone.utc)
 
@@ -295,7 +301,7 @@ class PostgresBackend:
         try:
             return self._run(op)
         except StoreError as e:
-            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+            if seq_taken(e.__cause__):
                 raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
             raise
 
@@ -329,7 +335,7 @@ class PostgresBackend:
         try:
             return self._run(op)
         except StoreError as e:
-            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+            if seq_taken(e.__cause__):
                 raise ConflictError(" / ".join(f"context {w.id}: a seq from {w.expected} on is already stored"
                                                for w in writes)) from e
             raise

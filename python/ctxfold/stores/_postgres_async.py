@@ -20,6 +20,7 @@ from ._postgres import (
     append_statement,
     save_statement,
     scan_statement,
+    seq_taken,
     tail_read,
     tail_statement,
 )
@@ -127,7 +128,7 @@ class AsyncPostgresBackend:
         try:
             return await self._run(op)
         except StoreError as e:
-            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+            if seq_taken(e.__cause__):
                 raise ConflictError(f"context {w.id}: a seq from {w.expected} on is already stored") from e
             raise
 
@@ -161,7 +162,7 @@ class AsyncPostgresBackend:
         try:
             return await self._run(op)
         except StoreError as e:
-            if isinstance(e.__cause__, psycopg.errors.UniqueViolation):
+            if seq_taken(e.__cause__):
                 raise ConflictError(" / ".join(f"context {w.id}: a seq from {w.expected} on is already stored"
                                                for w in writes)) from e
             raise

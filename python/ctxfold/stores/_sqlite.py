@@ -193,7 +193,9 @@ class SQLiteBackend:
         try:
             return self._run(op)
         except StoreError as e:
-            if isinstance(e.__cause__, sqlite3.IntegrityError) and writes:
+            # an event's (context, seq) stored twice: another writer saved first (a unique key
+            # of the caller's own statements is not that)
+            if isinstance(e.__cause__, sqlite3.IntegrityError) and "ctxfold_events." in str(e.__cause__):
                 raise ConflictError(" / ".join(f"context {w.id}: a seq from {w.expected} on is already stored"
                                                for w in writes)) from e
             raise
