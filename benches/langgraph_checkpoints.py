@@ -1,7 +1,7 @@
 """LangGraph checkpointers side by side: the same N-turn chat graph on SqliteSaver, PostgresSaver
 and ctxfold's ContextSaver (on SQLite and on PostgreSQL).
 
-    python benches/langgraph_checkpoints.py [--turns 100,1000] [--url URL] [--read 1000,10000]
+    python benches/langgraph_checkpoints.py [--turns 100,1000] [--url URL] [--read 1000,10000] [--rounds 1]
 
 Each turn is one `graph.invoke` of a `StateGraph(MessagesState)` whose node calls a scripted chat
 model: a user message and an answer of about 400 characters each. Printed per saver and length:
@@ -10,7 +10,9 @@ model: a user message and an answer of about 400 characters each. Printed per sa
 - bytes added per turn over the first and the last tenth of the turns;
 - the median checkpoint work per turn (the time inside the saver's put and put_writes calls
   of one turn) over the first and the last tenth;
-and ContextSaver's ratios to the stock savers.
+and ContextSaver's ratios to the stock savers. With ``--rounds N`` each saver runs N times, the
+savers taking turns, and the timings printed are the medians of the rounds (each round's
+listed below): on a noisy machine one run can land on a slow spell that another does not.
 
 Then what a full `get_tuple` costs on a thread of 1k / 10k messages (LangGraph needs the list as
 LangChain objects): ContextSaver warm (the saver that wrote it: the last fold's objects are
@@ -201,6 +203,12 @@ def _run(kind: str, turns: int, folder: str, server: str | None) -> dict[str, fl
     }
 
 
+def _median_run(runs: list[dict[str, float]]) -> dict[str, float]:
+    """One row for several rounds of a saver: each figure's median (the bytes barely move
+    between rounds; the times do)."""
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+
+
 def _mb(b: float) -> str:
     return f"{b / 1e6:,.2f} MB" if b >= 1e5 else f"{b / 1e3:,.1f} kB"
 
@@ -278,6 +286,8 @@ def main() -> None:
     ap.add_argument("--url", default=os.environ.get("CTXFOLD_TEST_POSTGRES_URL"), help="a PostgreSQL server")
     ap.add_argument("--read", default="1000,10000", help="message counts for the get_tuple measure ('' to skip)")
     ap.add_argument("--savers", default="", help="comma-separated subset of the savers")
+    ap.add_argument("--rounds", type=int, default=1, help="runs of each saver, interleaved; the timings printed are "
+                    "their medians, each round's listed below (default 1)")
     args = ap.parse_args()
     kinds = ["SqliteSaver", "ContextSaver/SQLite"] + (["PostgresSaver", "ContextSaver/PostgreSQL"] if args.url else [])
     if args.savers:
@@ -288,11 +298,18 @@ def main() -> None:
             print(f"\n{turns:,} turns (2 messages of ~400 chars each); early = first {tenth} turns, late = last {tenth}")
             print(f"{'saver':<24} | {'database':>11} | {'B/turn early':>12} | {'B/turn late':>11} | "
                   f"{'ms/turn early':>13} | {'ms/turn late':>12} | {'wall s':>7}")
-            results = {}
-            for kind in kinds:
-                r = results[kind] = _run(kind, turns, folder, args.url)
+            # Rounds go saver after saver, so that a slow spell of the machine falls on all of them.
+            runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
+            for _ in range(args.rounds):
+                for kind in kinds:
+                    runs[kind].append(_run(kind, turns, folder, args.url))
+            results = {kind: _median_run(rs) for kind, rs in runs.items()}
+            for kind, r in results.items():
                 print(f"{kind:<24} | {_mb(r['bytes']):>11} | {r['early_bpt']:>12,.0f} | {r['late_bpt']:>11,.0f} | "
                       f"{r['early_ms']:>13.2f} | {r['late_ms']:>12.2f} | {r['wall_s']:>7.1f}")
+                if args.rounds > 1:
+                    print(f"{'':<24}   rounds: ms/turn early " + ", ".join(f"{x['early_ms']:.2f}" for x in runs[kind])
+                          + "; late " + ", ".join(f"{x['late_ms']:.2f}" for x in runs[kind]))
             for ours, stock in (("ContextSaver/SQLite", "SqliteSaver"), ("ContextSaver/PostgreSQL", "PostgresSaver"),
                                 ("ContextSaver/SQLite", "PostgresSaver")):
                 if ours in results and stock in results:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from ..errors import ConflictError, StoreError
 from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
-__all__ = ["SQLiteBackend", "SCHEMA_VERSION"]
+__all__ = ["SQLiteBackend", "SCHEMA_VERSION", "connect"]
 
 T = TypeVar("T")
 
@@ -52,6 +53,9 @@ CREATE TABLE ctxfold_content (
     PRIMARY KEY (context_id, hash)
 );
 """
+
+# How long a statement waits for another connection's write lock before "database is locked".
+_BUSY_TIMEOUT = 60.0
 
 _INSERT_HEAD = """INSERT OR IGNORE INTO ctxfold_contexts
     (id, next_seq, created_at, updated_at, message_count, agent_name, origin_context_id, state)
@@ -108,15 +112,7 @@ class SQLiteBackend:
         with self._all_lock:
             if self._idle:
                 return self._idle.pop()
-        # Autocommit: every transaction is begun explicitly. Handed between threads (one
-        # caller at a time), hence check_same_thread=False.
-        con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
-        try:
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-        except BaseException:
-            con.close()
-            raise
+        con = connect(self._path, durable=self._durable)
         with self._all_lock:
             self._all.append(con)
         return con
@@ -283,6 +279,38 @@ class SQLiteBackend:
             self._idle.clear()
         for con in cons:
             con.close()
+
+
+def connect(path: str, *, durable: bool) -> sqlite3.Connection:
+    """A connection to the file for ctxfold's statements (the store's and the LangGraph
+    saver's): autocommit, every transaction begun explicitly; handed between threads, one
+    caller at a time (``check_same_thread=False``); WAL; a commit survives a crash of the
+    process, and with ``durable`` a power loss too."""
+    con = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
+    try:
+        _retry_locked(lambda: con.execute("PRAGMA journal_mode=WAL"))
+        con.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _retry_locked(op: Callable[[], object], timeout: float = _BUSY_TIMEOUT) -> None:
+    """``op`` again while SQLite says the database is locked, up to the busy timeout. Setting
+    the journal mode can be refused at once, without the busy handler's wait, while another
+    process opens the file or recovers its WAL (seen with four processes opening one file)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            op()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def close_all(connections: list[Any]) -> None:

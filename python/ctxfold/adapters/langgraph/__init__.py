@@ -127,7 +127,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         elif hasattr(backend, "_url"):
             self._tables = Tables(postgres=backend._url)
         else:
-            self._tables = Tables(path=backend._path)
+            self._tables = Tables(path=backend._path, durable=backend._durable)
         opened.append(self._tables)
         self._logs = Logs(self.store, self.serde)
         # LangGraph writes a checkpoint and a task's pending writes from two threads at once.

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ...errors import StoreError
 from ...stores._rows import Statement
 from ...stores._sqlite import close_all
+from ...stores._sqlite import connect as sqlite_connect
 
 __all__ = ["Tables", "CheckpointRow", "put_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
@@ -72,11 +73,13 @@ _ROWS_PER_STATEMENT = {False: 500, True: 7000}
 
 class Tables:
     """The three tables on one database. ``postgres``: a psycopg URL; else ``path`` of a SQLite
-    file, or ``None`` for a private in-memory database."""
+    file (``durable``: its commits survive a power loss, as a durable store's), or ``None`` for
+    a private in-memory database."""
 
-    def __init__(self, *, postgres: str | None = None, path: str | None = None) -> None:
+    def __init__(self, *, postgres: str | None = None, path: str | None = None, durable: bool = False) -> None:
         self._pg = postgres
         self._path = path
+        self._durable = durable
         self._all: list[Any] = []
         self._idle: list[Any] = []
         self._lock = threading.Lock()
@@ -117,10 +120,8 @@ class Tables:
             con = connect(self._pg)
         else:
             assert self._path is not None
-            con = sqlite3.connect(self._path, timeout=60.0, isolation_level=None, check_same_thread=False)
-            con.execute("PRAGMA journal_mode=WAL")
-            # As the store's own connections: a commit survives any crash of the process.
-            con.execute("PRAGMA synchronous=NORMAL")
+            # as the store's own connections: as durable as its commits
+            con = sqlite_connect(self._path, durable=self._durable)
         with self._lock:
             self._all.append(con)
         return con
