@@ -2,6 +2,7 @@
 and ctxfold's ContextSaver (on SQLite and on PostgreSQL).
 
     python benches/langgraph_checkpoints.py [--turns 100,1000] [--url URL] [--read 1000,10000] [--rounds 1]
+                                            [--replay THREADS]
 
 Each turn is one `graph.invoke` of a `StateGraph(MessagesState)` whose node calls a scripted chat
 model: a user message and an answer of about 400 characters each. Printed per saver and length:
@@ -13,6 +14,12 @@ model: a user message and an answer of about 400 characters each. Printed per sa
 and ContextSaver's ratios to the stock savers. With ``--rounds N`` each saver runs N times, the
 savers taking turns, and the timings printed are the medians of the rounds (each round's
 listed below): on a noisy machine one run can land on a slow spell that another does not.
+
+With ``--replay N``, a turn's checkpoint work outside a graph: the put and put_writes calls a
+10-turn thread of the graph made, replayed one after another on one thread into N new threads
+of each saver (wall and CPU time a turn). Inside a graph the same calls run on LangGraph's
+background threads beside the graph's own, and wait for the interpreter whenever they let go of
+it; replayed, they show what the saver's own work costs.
 
 Then what a full `get_tuple` costs on a thread of 1k / 10k messages (LangGraph needs the list as
 LangChain objects): ContextSaver warm (the saver that wrote it: the last fold's objects are
@@ -213,6 +220,67 @@ def _mb(b: float) -> str:
     return f"{b / 1e6:,.2f} MB" if b >= 1e5 else f"{b / 1e3:,.1f} kB"
 
 
+# ---- a turn's checkpoint work outside a graph --------------------------------------------------
+
+
+def _recorded_turns(turns: int) -> list[tuple[str, tuple[Any, ...]]]:
+    """The put and put_writes calls of a ``turns``-turn thread of the chat graph, as LangGraph
+    made them (recorded on an InMemorySaver), each tagged with its turn."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    calls: list[tuple[str, tuple[Any, ...]]] = []
+    recorder = InMemorySaver()
+
+    def recording(name: str, inner: Callable[..., Any]) -> Callable[..., Any]:
+        def record(*a: Any) -> Any:
+            calls.append((name, a))
+            return inner(*a)
+
+        return record
+
+    for name in ("put", "put_writes"):
+        setattr(recorder, name, recording(name, getattr(recorder, name)))
+    graph = _graph(recorder, turns)
+    for n in range(turns):
+        graph.invoke({"messages": [HumanMessage(_text(n, "question"), id=f"human-{n}")]},
+                     {"configurable": {"thread_id": "recorded"}}, durability="sync")
+    return calls
+
+
+def _replay(kind: str, threads: int, folder: str, server: str | None) -> tuple[float, float]:
+    """Median (wall ms, CPU ms) of a turn's put and put_writes calls, replayed one after another
+    on the caller's thread into ``threads`` new threads of 10 turns (the first turn of each,
+    which opens the thread's log, left out)."""
+    import copy
+
+    recorded = _recorded_turns(10)
+    wall: dict[tuple[int, int], float] = {}
+    cpu: dict[tuple[int, int], float] = {}
+    with _saver(kind, folder, server) as (saver, _):
+        for t in range(threads):
+            turn = -1
+            for name, args in copy.deepcopy(recorded):  # (the very objects within a thread, as a graph passes them)
+                config = {**args[0], "configurable": {**args[0]["configurable"], "thread_id": f"replay-{t}"}}
+                if name == "put" and args[2].get("source") == "input":
+                    turn += 1
+                w0, c0 = time.perf_counter(), time.thread_time()
+                getattr(saver, name)(config, *args[1:])
+                key = (t, turn)
+                wall[key] = wall.get(key, 0.0) + time.perf_counter() - w0
+                cpu[key] = cpu.get(key, 0.0) + time.thread_time() - c0
+    kept = [k for k in wall if k[1] > 0]
+    return statistics.median(wall[k] for k in kept) * 1e3, statistics.median(cpu[k] for k in kept) * 1e3
+
+
+def _replays(kinds: list[str], threads: int, folder: str, server: str | None) -> None:
+    print(f"\nA turn's put and put_writes replayed outside a graph, on one thread ({threads} threads of 10 turns; "
+          "median ms a turn)")
+    print(f"{'saver':<24} | {'wall':>6} | {'CPU':>6}")
+    for kind in kinds:
+        w, c = _replay(kind, threads, folder, server)
+        print(f"{kind:<24} | {w:>6.2f} | {c:>6.2f}")
+
+
 # ---- get_tuple at 1k / 10k messages ------------------------------------------------------------
 
 
@@ -286,6 +354,8 @@ def main() -> None:
     ap.add_argument("--url", default=os.environ.get("CTXFOLD_TEST_POSTGRES_URL"), help="a PostgreSQL server")
     ap.add_argument("--read", default="1000,10000", help="message counts for the get_tuple measure ('' to skip)")
     ap.add_argument("--savers", default="", help="comma-separated subset of the savers")
+    ap.add_argument("--replay", type=int, default=0, help="also replay the calls of 10-turn threads outside a graph, "
+                    "this many threads per saver (default 0: not)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each saver, interleaved; the timings printed are "
                     "their medians, each round's listed below (default 1)")
     args = ap.parse_args()
@@ -317,6 +387,8 @@ def main() -> None:
                     print(f"  {ours} vs {stock}: database 1/{s['bytes'] / o['bytes']:,.0f}; checkpoint work per "
                           f"turn {s['early_ms'] / o['early_ms']:,.1f}x less early, {s['late_ms'] / o['late_ms']:,.1f}x "
                           "less late")
+        if args.replay:
+            _replays(kinds, args.replay, folder, args.url)
         if args.read:
             _reads([int(n) for n in args.read.split(",")], folder)
 
