@@ -17,7 +17,7 @@ psycopg = pytest.importorskip("psycopg")
 
 from _stores import pg_url  # noqa: E402,F401
 from ctxfold import AsyncStore, Context, Message, Store  # noqa: E402
-from ctxfold.errors import ConflictError  # noqa: E402
+from ctxfold.errors import ConflictError, StoreError  # noqa: E402
 from ctxfold.stores._postgres_session import BEGIN_SNAPSHOT, connect, connect_async, one_trip, one_trip_async  # noqa: E402
 
 IDLE = psycopg.pq.TransactionStatus.IDLE
@@ -160,3 +160,78 @@ def test_async_the_same(pg_url, caplog, late) -> None:  # noqa: F811
 
     assert asyncio.run(main()) == [1]
     assert not [r for r in caplog.records if r.name.startswith("psycopg")]
+
+
+# ---- Connection.run: one statement through libpq's blocking call -------------------------------
+
+
+def test_run_gives_what_execute_gives(pg_url) -> None:  # noqa: F811
+    import datetime
+
+    with connect(pg_url) as c:
+        c.execute("CREATE TABLE r (k bigint PRIMARY KEY, t text, b bytea, at timestamptz, a bigint[], n text)")
+        at = datetime.datetime(2026, 12, 2, 15, 0, 1, 123456, tzinfo=datetime.timezone.utc)
+        row = (2**40, "tëxt 𝄞 100%", b"\x00\xff bytes", at, [1, 2, 3], None)
+        c.run("INSERT INTO r VALUES (%s, %s, %s, %s, %b, %s)", row)
+        assert c.run("SELECT * FROM r").fetchall() == [row] == c.execute("SELECT * FROM r").fetchall()
+        assert c.run("SELECT k FROM r WHERE t LIKE %s", ("%100%%",)).fetchone() == (2**40,)
+        assert c.run("SELECT '100%%'").fetchone() == ("100%",)  # %% is a percent sign
+        assert c.run("SELECT k FROM r WHERE k = %s", (0,)).fetchone() is None
+        assert c.run("UPDATE r SET n = %s", ("x",)).fetchall() == []
+
+
+def test_run_raises_psycopgs_errors_and_the_connection_works_on(pg_url) -> None:  # noqa: F811
+    with connect(pg_url) as c:
+        c.execute("CREATE TABLE u (k int PRIMARY KEY)")
+        c.run("INSERT INTO u VALUES (%s)", (1,))
+        with pytest.raises(psycopg.errors.UniqueViolation) as caught:
+            c.run("INSERT INTO u VALUES (%s)", (1,))
+        assert caught.value.diag.constraint_name == "u_pkey"
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            c.run("SELECT * FROM no_such_table")
+        assert c.info.transaction_status == IDLE
+        c.run("INSERT INTO u VALUES (%s)", (2,))
+        assert c.run("SELECT k FROM u ORDER BY k").fetchall() == [(1,), (2,)]
+
+
+def test_run_prepares_once_and_again_after_deallocate_all(pg_url) -> None:  # noqa: F811
+    with connect(pg_url) as c:
+        def ours() -> int:
+            return c.execute("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'ctxfold%%'").fetchone()[0]
+
+        for n in range(3):
+            assert c.run("SELECT %s::int + 1", (n,)).fetchone() == (n + 1,)
+        assert ours() == 1
+        c.execute("DEALLOCATE ALL")  # what psycopg sends on a rollback when it prepared statements
+        assert ours() == 0
+        assert c.run("SELECT %s::int + 1", (5,)).fetchone() == (6,)
+        assert ours() == 1
+
+
+def test_run_on_a_connection_the_server_ended(pg_url) -> None:  # noqa: F811
+    with connect(pg_url) as c, psycopg.connect(pg_url, autocommit=True) as killer:
+        pid = c.info.backend_pid
+        killer.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        for _ in range(100):  # until the server has ended it
+            if killer.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()[0] == 0:
+                break
+            time.sleep(0.02)
+        with pytest.raises(psycopg.OperationalError):
+            c.run("SELECT 1")
+        assert c.closed  # the pool drops it, never reuses it
+
+
+def test_a_store_on_a_connection_the_server_ended_opens_another(pg_url) -> None:  # noqa: F811
+    with Store(pg_url) as store, psycopg.connect(pg_url, autocommit=True) as killer:
+        ctx = Context()
+        ctx.add_message(Message.user("one"))
+        store.save(ctx)
+        for con in store._db._all:
+            killer.execute("SELECT pg_terminate_backend(%s)", (con.info.backend_pid,))
+        time.sleep(0.2)
+        with pytest.raises(StoreError, match="terminat|closed|lost"):  # the read on the ended connection
+            store.head(ctx.id)
+        assert store.head(ctx.id) == 1  # a new connection
+        ctx.add_message(Message.user("two"))
+        store.save(ctx)
+        assert store.load(ctx.id).messages == ctx.messages

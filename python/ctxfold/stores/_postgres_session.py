@@ -21,13 +21,17 @@ reading one inside it would force a sync early.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import functools
+import re
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.adapt import PyFormat, Transformer
 
-__all__ = ["BEGIN", "BEGIN_SNAPSHOT", "PREPARE_AT", "Connection", "connect", "connect_async", "one_trip", "one_trip_async"]
+__all__ = ["BEGIN", "BEGIN_SNAPSHOT", "PREPARE_AT", "Connection", "Rows", "connect", "connect_async", "one_trip",
+           "one_trip_async"]
 
 BEGIN = "BEGIN"
 # A read of several statements that see one snapshot of the database.
@@ -46,20 +50,109 @@ _GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 _PLAN_CACHE_MODE_SINCE = 120000  # PostgreSQL 12
 
 
+class Rows:
+    """The rows of a statement ``Connection.run`` ran, read already."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self._rows = rows
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self._rows
+
+
 class Connection(psycopg.Connection[Any]):
-    """A psycopg connection that keeps one cursor for the statements whose rows are read at
-    once (``run``): ``Connection.execute`` makes a cursor per statement, which cost about 30 µs
-    of CPU a statement, as much as sending it (a local server)."""
+    """A psycopg connection with a shorter way for one statement in autocommit (``run``): the
+    saves, the LangGraph saver's rows and every read of one statement.
 
-    _kept: psycopg.Cursor[Any] | None = None
+    ``run`` prepares the statement once per connection and runs it with libpq's blocking
+    ``PQexecPrepared``, which lets go of the interpreter once, for the whole round trip.
+    psycopg's ``execute`` makes a cursor, then sends and waits in steps, letting go of it
+    several times; each time, another thread of the process that runs Python (the graph's, for
+    the LangGraph saver, whose calls run on LangGraph's background threads) takes it, and the
+    statement waits until it is given back. A LangGraph turn's checkpoint work on PostgreSQL,
+    inside the graph, went from 4.17 to 3.88 ms this way (ten runs each, medians), and
+    psycopg's cursor alone cost about 30 µs of CPU a statement. The parameters are adapted by
+    psycopg's own ``Transformer``, as ``execute`` adapts them, and errors are psycopg's.
 
-    def run(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor[Any]:
-        """``execute`` on the kept cursor: its rows must be read before the next ``run``.
-        Not for statements queued in a pipeline (each keeps its own cursor until the sync)."""
-        cur = self._kept
-        if cur is None or cur.closed:
-            cur = self._kept = self.cursor()
-        return cur.execute(query, params)
+    While the round trip lasts, a signal (Ctrl-C) waits for it: ctxfold's statements are short,
+    and the longest wait is for another writer's lock on the same row."""
+
+    # (statement text, parameter types) → its name; not psycopg's own prepared statements
+    _ctxfold_names: dict[tuple[bytes, tuple[int, ...]], bytes] | None = None
+
+    def run(self, query: str, params: Sequence[Any] = ()) -> Rows:
+        """One statement in autocommit, its rows read at once. ``query`` has positional
+        placeholders only: ``%s``, or ``%b`` for a parameter sent in binary."""
+        text, formats = _numbered(query)
+        tx = Transformer(self)
+        values = tx.dump_sequence(params, formats) if params else None
+        types = tuple(tx.types or ())
+        for attempt in (0, 1):
+            name = self._statement(text, types)
+            # (None, a NULL, is what psycopg's own cursor passes too; the stub says bytes only)
+            result = self.pgconn.exec_prepared(name, values, tx.formats if params else None)  # type: ignore[arg-type]
+            if result.status in _DONE:
+                break
+            # (a DEALLOCATE ALL, which psycopg sends on a rollback, drops every prepared
+            # statement of the session: prepare again, once)
+            if attempt == 0 and result.error_field(_SQLSTATE) == _NO_SUCH_STATEMENT:
+                self._ctxfold_names = None
+                continue
+            raise self._error(result)
+        if not result.ntuples:
+            return Rows([])
+        tx.set_pgresult(result)
+        return Rows(tx.load_rows(0, result.ntuples, tuple))
+
+    def _statement(self, text: bytes, types: tuple[int, ...]) -> bytes:
+        """The name of ``text`` prepared on this connection (prepared now when it is not)."""
+        names = self._ctxfold_names
+        if names is None:
+            names = self._ctxfold_names = {}
+        name = names.get((text, types))
+        if name is None:
+            name = f"ctxfold_{len(names)}".encode()
+            result = self.pgconn.prepare(name, text, types)
+            if result.status != _COMMAND_OK:
+                raise self._error(result)
+            names[(text, types)] = name
+        return name
+
+
+    def _error(self, result: psycopg.pq.abc.PGresult) -> psycopg.Error:
+        """The error psycopg raises for ``result``: a lost connection is an OperationalError
+        (and the connection is closed), else the class of the server's SQLSTATE."""
+        if self.pgconn.status == psycopg.pq.ConnStatus.BAD:
+            message = result.error_message.decode(errors="replace").strip() or "the connection is lost"
+            return psycopg.OperationalError(message)
+        return psycopg.errors.error_from_result(result, encoding=self.info.encoding)
+
+
+_COMMAND_OK = psycopg.pq.ExecStatus.COMMAND_OK
+_DONE = (psycopg.pq.ExecStatus.COMMAND_OK, psycopg.pq.ExecStatus.TUPLES_OK)
+_SQLSTATE = psycopg.pq.DiagnosticField.SQLSTATE
+_NO_SUCH_STATEMENT = b"26000"
+_PLACEHOLDER = re.compile(r"%([sb%])")
+
+
+@functools.lru_cache(maxsize=256)
+def _numbered(query: str) -> tuple[bytes, tuple[PyFormat, ...]]:
+    """``query`` with its ``%s`` / ``%b`` placeholders numbered for the server (``$1`` …), and
+    the format asked of each (``%%`` is a percent sign)."""
+    formats: list[PyFormat] = []
+
+    def number(m: re.Match[str]) -> str:
+        if m.group(1) == "%":
+            return "%"
+        formats.append(PyFormat.BINARY if m.group(1) == "b" else PyFormat.AUTO)
+        return f"${len(formats)}"
+
+    return _PLACEHOLDER.sub(number, query).encode(), tuple(formats)
 
 
 def connect(url: str) -> Connection:
