@@ -143,9 +143,7 @@ class SQLiteBackend:
                 con.execute("ROLLBACK")
             raise
         if con.in_transaction:  # a refused append has rolled back already
-            # The driver's commit (the same COMMIT), so that a connection class that wraps it
-            # sees every commit.
-            con.commit()
+            con.execute("COMMIT")
 
     def _ensure_schema(self, con: sqlite3.Connection) -> None:
         with self._transaction(con, "BEGIN IMMEDIATE"):
