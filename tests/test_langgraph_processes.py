@@ -76,3 +76,17 @@ def test_processes_on_one_postgres_store_lose_nothing(pg_url) -> None:
         forks = [log for log in logs if log.id != '["langgraph", "shared", "", "messages"]']
         assert all(log.origin_context_id is None or log.origin_context_id.startswith('["langgraph", "shared", ')
                    for log in forks)
+
+
+def test_a_postgres_saver_uses_its_stores_connections(pg_url) -> None:
+    # The checkpoint rows, the pending writes and the reads borrow the store's pooled
+    # connections: each prepares a statement once, and the saver holds only what it uses at once.
+    with ContextSaver(pg_url) as saver:
+        graph = chat_graph([AIMessage(f"answer {n}", id=f"ai-{n}") for n in range(6)], saver)
+        for n in range(6):
+            graph.invoke({"messages": [HumanMessage(f"question {n}", id=f"h-{n}")]}, {"configurable": {"thread_id": "t"}})
+        assert saver._tables._all == [] and saver.store is not None
+        pool = saver.store._db._all
+        assert 1 <= len(pool) <= 3  # LangGraph's put and put_writes can overlap: a connection each
+        assert len(graph.get_state({"configurable": {"thread_id": "t"}}).values["messages"]) == 12
+    assert all(con.closed for con in pool)

@@ -267,13 +267,17 @@ class PostgresBackend:
         except psycopg.Error as e:
             raise StoreError(f"{self._name()}: {e}") from e
         finally:
-            idle = not con.closed and con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-            with self._all_lock:
-                if idle and con in self._all:
-                    self._idle.append(con)
-                elif not idle and con in self._all:
-                    self._all.remove(con)
-                    con.close()
+            self._release(con)
+
+    def _release(self, con: Connection) -> None:
+        """A connection back to the pool when it is idle; closed, not reused, otherwise."""
+        idle = not con.closed and con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        with self._all_lock:
+            if idle and con in self._all:
+                self._idle.append(con)
+            elif not idle and con in self._all:
+                self._all.remove(con)
+                con.close()
 
     def _ensure_schema(self, con: Connection) -> None:
         with con.transaction():

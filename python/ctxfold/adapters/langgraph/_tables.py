@@ -72,14 +72,20 @@ _ROWS_PER_STATEMENT = {False: 500, True: 7000}
 
 
 class Tables:
-    """The three tables on one database. ``postgres``: a psycopg URL; else ``path`` of a SQLite
-    file (``durable``: its commits survive a power loss, as a durable store's), or ``None`` for
-    a private in-memory database."""
+    """The three tables on one database. ``postgres``: a psycopg URL (``pool``: the store's
+    backend, whose connections the tables borrow); else ``path`` of a SQLite file
+    (``durable``: its commits survive a power loss, as a durable store's), or ``None`` for a
+    private in-memory database."""
 
-    def __init__(self, *, postgres: str | None = None, path: str | None = None, durable: bool = False) -> None:
+    def __init__(self, *, postgres: str | None = None, path: str | None = None, durable: bool = False,
+                 pool: Any = None) -> None:
         self._pg = postgres
         self._path = path
         self._durable = durable
+        # The PostgreSQL store's backend, whose pooled connections the tables borrow: one pool
+        # for a saver's statements, so that each connection prepares a statement once and the
+        # saver holds no more connections than it uses at once.
+        self._pool = pool
         self._all: list[Any] = []
         self._idle: list[Any] = []
         self._lock = threading.Lock()
@@ -108,6 +114,8 @@ class Tables:
         (LangGraph's executor is made anew for each run) reuse the ones already open."""
         if self._memory is not None:
             return self._memory
+        if self._pool is not None:
+            return self._pool._acquire()
         with self._lock:
             while self._idle:
                 con = self._idle.pop()
@@ -128,6 +136,9 @@ class Tables:
 
     def _release(self, con: Any) -> None:
         if con is self._memory:
+            return
+        if self._pool is not None:
+            self._pool._release(con)
             return
         if self._pg is not None:
             import psycopg
