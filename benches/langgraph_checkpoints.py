@@ -2,7 +2,7 @@
 and ctxfold's ContextSaver (on SQLite and on PostgreSQL).
 
     python benches/langgraph_checkpoints.py [--turns 100,1000] [--url URL] [--read 1000,10000] [--rounds 1]
-                                            [--replay THREADS]
+                                            [--threads 1] [--replay THREADS]
 
 Each turn is one `graph.invoke` of a `StateGraph(MessagesState)` whose node calls a scripted chat
 model: a user message and an answer of about 400 characters each. Printed per saver and length:
@@ -13,7 +13,10 @@ model: a user message and an answer of about 400 characters each. Printed per sa
   of one turn) over the first and the last tenth;
 and ContextSaver's ratios to the stock savers. With ``--rounds N`` each saver runs N times, the
 savers taking turns, and the timings printed are the medians of the rounds (each round's
-listed below): on a noisy machine one run can land on a slow spell that another does not.
+listed below): on a noisy machine one run can land on a slow spell that another does not. With
+``--threads N`` each run puts N threads of that many turns, one after another, on one saver: the
+first turns of a thread in a process that has served others (its connections open, its
+statements prepared), where one thread shows a new process's first turns.
 
 With ``--replay N``, a turn's checkpoint work outside a graph: the put and put_writes calls a
 10-turn thread of the graph made, replayed one after another on one thread into N new threads
@@ -180,32 +183,38 @@ def _saver(kind: str, folder: str, server: str | None) -> Iterator[tuple[BaseChe
 # ---- a run -----------------------------------------------------------------------------------
 
 
-def _run(kind: str, turns: int, folder: str, server: str | None) -> dict[str, float]:
+def _run(kind: str, turns: int, folder: str, server: str | None, threads: int = 1) -> dict[str, float]:
+    """One saver: ``threads`` threads of ``turns`` turns, one after another. The bytes are the
+    first thread's; the times, every thread's (the first and last tenth of each)."""
     tenth = max(turns // 10, 1)
     with _saver(kind, folder, server) as (saver, size):
         timed = _Timed(saver)
-        graph = _graph(saver, turns)
-        config = {"configurable": {"thread_id": "bench"}}
+        graph = _graph(saver, turns * threads)
         sizes = {0: size()}
-        work = []
+        early: list[float] = []
+        late: list[float] = []
         t0 = time.perf_counter()
-        for n in range(turns):
-            before = timed.spent
-            graph.invoke({"messages": [HumanMessage(_text(n, "question"), id=f"human-{n}")]}, config,
-                         durability="sync")
-            work.append(timed.spent - before)
-            done = n + 1
-            if done in (tenth, turns - tenth, turns):
-                sizes[done] = size()
-        wall = time.perf_counter() - t0
-        state = graph.get_state(config)
-        assert len(state.values["messages"]) == 2 * turns
+        for t in range(threads):
+            config = {"configurable": {"thread_id": f"bench-{t}"}}
+            work = []
+            for n in range(turns):
+                before = timed.spent
+                graph.invoke({"messages": [HumanMessage(_text(n, "question"), id=f"human-{t}-{n}")]}, config,
+                             durability="sync")
+                work.append(timed.spent - before)
+                done = n + 1
+                if t == 0 and done in (tenth, turns - tenth, turns):
+                    sizes[done] = size()
+            early += work[:tenth]
+            late += work[-tenth:]
+            assert len(graph.get_state(config).values["messages"]) == 2 * turns
+        wall = (time.perf_counter() - t0) / threads
     return {
         "bytes": sizes[turns],
         "early_bpt": (sizes[tenth] - sizes[0]) / tenth,
         "late_bpt": (sizes[turns] - sizes[turns - tenth]) / tenth,
-        "early_ms": statistics.median(work[:tenth]) * 1e3,
-        "late_ms": statistics.median(work[-tenth:]) * 1e3,
+        "early_ms": statistics.median(early) * 1e3,
+        "late_ms": statistics.median(late) * 1e3,
         "wall_s": wall,
     }
 
@@ -354,6 +363,8 @@ def main() -> None:
     ap.add_argument("--url", default=os.environ.get("CTXFOLD_TEST_POSTGRES_URL"), help="a PostgreSQL server")
     ap.add_argument("--read", default="1000,10000", help="message counts for the get_tuple measure ('' to skip)")
     ap.add_argument("--savers", default="", help="comma-separated subset of the savers")
+    ap.add_argument("--threads", type=int, default=1, help="threads of --turns turns each, one after another on one "
+                    "saver; the times are over every thread's turns, the bytes the first thread's (default 1)")
     ap.add_argument("--replay", type=int, default=0, help="also replay the calls of 10-turn threads outside a graph, "
                     "this many threads per saver (default 0: not)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each saver, interleaved; the timings printed are "
@@ -365,14 +376,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for turns in (int(t) for t in args.turns.split(",") if t):
             tenth = max(turns // 10, 1)
-            print(f"\n{turns:,} turns (2 messages of ~400 chars each); early = first {tenth} turns, late = last {tenth}")
+            each = f" of each of {args.threads} threads" if args.threads > 1 else ""
+            print(f"\n{turns:,} turns (2 messages of ~400 chars each); early = first {tenth} turns{each}, late = last "
+                  f"{tenth}")
             print(f"{'saver':<24} | {'database':>11} | {'B/turn early':>12} | {'B/turn late':>11} | "
                   f"{'ms/turn early':>13} | {'ms/turn late':>12} | {'wall s':>7}")
             # Rounds go saver after saver, so that a slow spell of the machine falls on all of them.
             runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
             for _ in range(args.rounds):
                 for kind in kinds:
-                    runs[kind].append(_run(kind, turns, folder, args.url))
+                    runs[kind].append(_run(kind, turns, folder, args.url, args.threads))
             results = {kind: _median_run(rs) for kind, rs in runs.items()}
             for kind, r in results.items():
                 print(f"{kind:<24} | {_mb(r['bytes']):>11} | {r['early_bpt']:>12,.0f} | {r['late_bpt']:>11,.0f} | "
