@@ -74,23 +74,6 @@ def test_a_save_with_statements_is_one_statement(store, sent) -> None:
     assert _probe(store) == ["a", "b", "c", "d"]
 
 
-def test_a_moved_head_refuses_every_part(store, pg_url) -> None:  # noqa: F811
-    one, two = Context(), Context()
-    one.add_message(Message.user("one"))
-    two.add_message(Message.user("two"))
-    store._save_with([one, two], [(INSERT, ("saved",))])
-    with Store(pg_url) as other:
-        moved = other.load(two.id)
-        moved.add_message(Message.user("elsewhere"))
-        other.save(moved)
-    one.add_message(Message.user("more"))
-    two.add_message(Message.user("lost"))
-    with pytest.raises(ConflictError, match=two.id):
-        store._save_with([one, two], [(INSERT, ("refused",))])
-    assert _probe(store) == ["saved"]
-    assert store.head(one.id) == 1 and one.stored_seq == 1 and store.head(two.id) == 2
-
-
 @pytest.mark.parametrize("statement", [
     ("WITH v (x) AS (VALUES (%s)) INSERT INTO probe (x) SELECT x FROM v", ("with",)),  # a WITH of its own
     ("INSERT INTO probe (x) VALUES (%(x)s)", {"x": "named"}),  # named parameters
