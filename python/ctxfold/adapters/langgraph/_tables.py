@@ -192,8 +192,8 @@ class Tables:
             raise StoreError(f"langgraph checkpoints: {e}") from e
 
     def _execute(self, con: Any, sql: str, params: Any) -> Any:
-        """One statement whose rows are read at once: on PostgreSQL on the connection's kept
-        cursor (``Connection.run``)."""
+        """One statement whose rows are read at once: on PostgreSQL through ``Connection.run``
+        (prepared once a connection, one release of the interpreter for the round trip)."""
         return con.run(sql, params) if self._pg is not None else con.execute(sql, params)
 
     def _q(self, sql: str) -> str:
