@@ -143,7 +143,10 @@ class SQLiteBackend:
                 con.execute("ROLLBACK")
             raise
         if con.in_transaction:  # a refused append has rolled back already
-            con.execute("COMMIT")
+            # The driver's commit (the same COMMIT), so that a connection class that wraps it
+            # sees every commit (the Agents SDK's own session tests, run against
+            # ContextSession, hand the store such a connection).
+            con.commit()
 
     def _ensure_schema(self, con: sqlite3.Connection) -> None:
         with self._transaction(con, "BEGIN IMMEDIATE"):
