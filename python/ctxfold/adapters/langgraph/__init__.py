@@ -125,7 +125,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         if backend is None:
             self._tables = Tables()
         elif hasattr(backend, "_url"):
-            self._tables = Tables(postgres=backend._url, pool=backend)
+            self._tables = Tables(postgres=backend)
         else:
             self._tables = Tables(path=backend._path, durable=backend._durable)
         opened.append(self._tables)

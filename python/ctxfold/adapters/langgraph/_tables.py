@@ -72,20 +72,17 @@ _ROWS_PER_STATEMENT = {False: 500, True: 7000}
 
 
 class Tables:
-    """The three tables on one database. ``postgres``: a psycopg URL (``pool``: the store's
-    backend, whose connections the tables borrow); else ``path`` of a SQLite file
-    (``durable``: its commits survive a power loss, as a durable store's), or ``None`` for a
-    private in-memory database."""
+    """The three tables on one database. ``postgres``: the PostgreSQL store's backend, whose
+    pooled connections the tables borrow; else ``path`` of a SQLite file (``durable``: its
+    commits survive a power loss, as a durable store's), or ``None`` for a private in-memory
+    database."""
 
-    def __init__(self, *, postgres: str | None = None, path: str | None = None, durable: bool = False,
-                 pool: Any = None) -> None:
+    def __init__(self, *, postgres: Any = None, path: str | None = None, durable: bool = False) -> None:
+        # One pool for a saver's PostgreSQL statements: each connection prepares a statement
+        # once, and the saver holds no more connections than it uses at once.
         self._pg = postgres
         self._path = path
         self._durable = durable
-        # The PostgreSQL store's backend, whose pooled connections the tables borrow: one pool
-        # for a saver's statements, so that each connection prepares a statement once and the
-        # saver holds no more connections than it uses at once.
-        self._pool = pool
         self._all: list[Any] = []
         self._idle: list[Any] = []
         self._lock = threading.Lock()
@@ -96,13 +93,13 @@ class Tables:
         # Tables nobody closed close their connections when collected (see the store's SQLite
         # backend: the garbage collector closing one is a ResourceWarning on CPython 3.13).
         weakref.finalize(self, close_all, self._all)
-        self._ph = "%s" if postgres else "?"
+        self._ph = "%s" if postgres is not None else "?"
         try:
             with self._tx() as cur:
-                if postgres:
+                if postgres is not None:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 for statement in _TABLES:
-                    cur.execute(statement.format(blob="bytea" if postgres else "BLOB"))
+                    cur.execute(statement.format(blob="bytea" if postgres is not None else "BLOB"))
         except BaseException:  # tables that cannot be made leave no connection open
             self.close()
             raise
@@ -114,22 +111,14 @@ class Tables:
         (LangGraph's executor is made anew for each run) reuse the ones already open."""
         if self._memory is not None:
             return self._memory
-        if self._pool is not None:
-            return self._pool._acquire()
-        with self._lock:
-            while self._idle:
-                con = self._idle.pop()
-                if not getattr(con, "closed", False):
-                    return con
         if self._pg is not None:
-            from ...stores._postgres_session import connect
-
-            # as the store's connections: prepared at once, planned generically
-            con = connect(self._pg)
-        else:
-            assert self._path is not None
-            # as the store's own connections: as durable as its commits
-            con = sqlite_connect(self._path, durable=self._durable)
+            return self._pg._acquire()
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        assert self._path is not None
+        # as the store's own connections: as durable as its commits
+        con = sqlite_connect(self._path, durable=self._durable)
         with self._lock:
             self._all.append(con)
         return con
@@ -137,15 +126,10 @@ class Tables:
     def _release(self, con: Any) -> None:
         if con is self._memory:
             return
-        if self._pool is not None:
-            self._pool._release(con)
-            return
         if self._pg is not None:
-            import psycopg
-
-            clean = not con.closed and con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        else:
-            clean = not con.in_transaction
+            self._pg._release(con)
+            return
+        clean = not con.in_transaction
         with self._lock:
             if clean and con in self._all:
                 self._idle.append(con)
