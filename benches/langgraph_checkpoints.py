@@ -234,7 +234,7 @@ def _mb(b: float) -> str:
 
 def _recorded_turns(turns: int) -> list[tuple[str, tuple[Any, ...]]]:
     """The put and put_writes calls of a ``turns``-turn thread of the chat graph, as LangGraph
-    made them (recorded on an InMemorySaver), each tagged with its turn."""
+    made them (recorded on an InMemorySaver), in order: (method name, arguments)."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     calls: list[tuple[str, tuple[Any, ...]]] = []

@@ -123,7 +123,6 @@ class Connection(psycopg.Connection[Any]):
             names[(text, types)] = name
         return name
 
-
     def _error(self, result: psycopg.pq.abc.PGresult) -> psycopg.Error:
         """The error psycopg raises for ``result``: a lost connection is an OperationalError
         (and the connection is closed), else the class of the server's SQLSTATE."""
