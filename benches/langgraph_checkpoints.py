@@ -138,8 +138,11 @@ def _pg_bytes(url: str) -> int:
 
 
 def _sqlite_bytes(path: str) -> int:
+    """The file's bytes once its write-ahead log is copied back and emptied: the checkpoint is
+    tried again while another one (a store's checkpoint thread) keeps it busy."""
     con = sqlite3.connect(path)
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    while con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+        time.sleep(0.001)
     con.close()
     return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
 

@@ -6,7 +6,9 @@ checkpoint any of them put reads back exactly, from a saver that cached nothing.
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
 
+import psycopg
 import pytest
 
 pytest.importorskip("langgraph")
@@ -78,15 +80,21 @@ def test_processes_on_one_postgres_store_lose_nothing(pg_url) -> None:
                    for log in forks)
 
 
-def test_a_postgres_saver_uses_its_stores_connections(pg_url) -> None:
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_saver_uses_its_stores_connections(kind, request, tmp_path) -> None:
     # The checkpoint rows, the pending writes and the reads borrow the store's pooled
-    # connections: each prepares a statement once, and the saver holds only what it uses at once.
-    with ContextSaver(pg_url) as saver:
+    # connections: on PostgreSQL each prepares a statement once, on SQLite each keeps its page
+    # cache and its writes count towards the log's checkpoints; the saver holds only what it
+    # uses at once.
+    url = request.getfixturevalue("pg_url") if kind == "postgres" else f"sqlite://{tmp_path / 'threads.db'}"
+    with ContextSaver(url) as saver:
         graph = chat_graph([AIMessage(f"answer {n}", id=f"ai-{n}") for n in range(6)], saver)
         for n in range(6):
             graph.invoke({"messages": [HumanMessage(f"question {n}", id=f"h-{n}")]}, {"configurable": {"thread_id": "t"}})
-        assert saver._tables._all == [] and saver.store is not None
-        pool = saver.store._db._all
+        assert saver.store is not None and saver._tables._pool is saver.store._db
+        pool = list(saver.store._db._all)
         assert 1 <= len(pool) <= 3  # LangGraph's put and put_writes can overlap: a connection each
         assert len(graph.get_state({"configurable": {"thread_id": "t"}}).values["messages"]) == 12
-    assert all(con.closed for con in pool)
+    for con in pool:  # closed with the store
+        with pytest.raises((sqlite3.ProgrammingError, psycopg.OperationalError)):
+            con.execute("SELECT 1")

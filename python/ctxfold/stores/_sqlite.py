@@ -4,10 +4,12 @@ Each save is one ``BEGIN IMMEDIATE`` transaction (the write lock taken up front,
 writers queue on ``busy_timeout`` instead of failing): the guarded head update, then the new
 events and content entries. SQLite has one writer per file, so the guard never races; it is
 still the same statement as PostgreSQL's, and the primary key (context, seq) backs it up.
-The schema is in ``docs/store.md``."""
+The schema is in ``docs/store.md``. The write-ahead log is checkpointed on a thread of the
+backend's, off the writers' path (``_sqlite_wal``)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -21,6 +23,8 @@ from typing import Any, TypeVar
 from ..errors import ConflictError, StoreError
 from ._rows import Read, Statement, StoredContext, Write, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
+from ._sqlite_wal import BOUND, WalCheckpointer
+from ._sqlite_wal import stop as stop_checkpoints
 
 __all__ = ["SQLiteBackend", "SCHEMA_VERSION", "connect"]
 
@@ -89,9 +93,14 @@ class SQLiteBackend:
         self._all: list[sqlite3.Connection] = []
         self._idle: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
-        # A backend nobody closed closes its connections when it is collected, rather than
-        # leaving each to the garbage collector (which CPython 3.13 reports as a ResourceWarning).
-        weakref.finalize(self, close_all, self._all)
+        # each connection's count of changed rows when it was last given back: a use that
+        # changed it was a write, counted for the log's checkpoints
+        self._changes: dict[sqlite3.Connection, int] = {}
+        self._wal = WalCheckpointer(functools.partial(connect, path, durable=durable))
+        # A backend nobody closed stops its checkpoints and closes its connections when it is
+        # collected, rather than leaving each connection to the garbage collector (which
+        # CPython 3.13 reports as a ResourceWarning).
+        weakref.finalize(self, _collected, self._all, self._wal.state)
         folder = os.path.dirname(path)
         try:
             os.makedirs(folder, exist_ok=True)
@@ -117,6 +126,25 @@ class SQLiteBackend:
             self._all.append(con)
         return con
 
+    def _release(self, con: sqlite3.Connection) -> None:
+        """A connection back to the pool (the store's own calls and the LangGraph saver's
+        tables, which borrow them); one a caller left in a transaction (it cannot be, short of
+        a bug) is closed, not reused. A use that changed rows counts as a write."""
+        with self._all_lock:
+            if con not in self._all:  # the store was closed meanwhile (and the connection with it)
+                return
+            changes = con.total_changes
+            wrote = changes != self._changes.get(con, 0)
+            if con.in_transaction:
+                self._all.remove(con)
+                self._changes.pop(con, None)
+                con.close()
+            else:
+                self._changes[con] = changes
+                self._idle.append(con)
+        if wrote:
+            self._wal.wrote()
+
     def _run(self, op: Callable[[sqlite3.Connection], T]) -> T:
         """``op`` on a connection of the pool; database errors become ``StoreError``."""
         try:
@@ -128,10 +156,7 @@ class SQLiteBackend:
         except sqlite3.Error as e:
             raise StoreError(f"sqlite://{self._path}: {e}") from e
         finally:
-            with self._all_lock:
-                # A connection left in a transaction (it cannot be, short of a bug) is not reused.
-                if con in self._all and not con.in_transaction:
-                    self._idle.append(con)
+            self._release(con)
 
     @contextmanager
     def _transaction(self, con: sqlite3.Connection, begin: str) -> Iterator[None]:
@@ -274,10 +299,12 @@ class SQLiteBackend:
         return self._run(op)
 
     def close(self) -> None:
+        self._wal.close()
         with self._all_lock:
             cons = list(self._all)
             self._all.clear()
             self._idle.clear()
+            self._changes.clear()
         for con in cons:
             con.close()
 
@@ -286,11 +313,13 @@ def connect(path: str, *, durable: bool) -> sqlite3.Connection:
     """A connection to the file for ctxfold's statements (the store's and the LangGraph
     saver's): autocommit, every transaction begun explicitly; handed between threads, one
     caller at a time (``check_same_thread=False``); WAL; a commit survives a crash of the
-    process, and with ``durable`` a power loss too."""
+    process, and with ``durable`` a power loss too; the log checkpointed by the backend's
+    thread, a commit checkpointing it only past ``BOUND`` pages."""
     con = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
     try:
         _retry_locked(lambda: con.execute("PRAGMA journal_mode=WAL"))
         con.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+        con.execute(f"PRAGMA wal_autocheckpoint={BOUND}")
     except BaseException:
         con.close()
         raise
@@ -312,6 +341,11 @@ def _retry_locked(op: Callable[[], object], timeout: float = _BUSY_TIMEOUT) -> N
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def _collected(connections: list[Any], checkpoints: Any) -> None:
+    stop_checkpoints(checkpoints)
+    close_all(connections)
 
 
 def close_all(connections: list[Any]) -> None:

@@ -119,15 +119,10 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self.store: Store | None = store
         """The store the checkpoints are kept in, or ``None`` (in memory)."""
         self._own_store = owned or given_async is not None
-        # The checkpoint rows go into the store's own database: written through the store's
-        # connection with the log appends, read on connections of their own.
+        # The checkpoint rows go into the store's own database, on the store's connections:
+        # written with the log appends, read and pending writes on their own.
         backend: Any = self.store._db if self.store is not None else None
-        if backend is None:
-            self._tables = Tables()
-        elif hasattr(backend, "_url"):
-            self._tables = Tables(postgres=backend)
-        else:
-            self._tables = Tables(path=backend._path, durable=backend._durable)
+        self._tables = Tables(backend)
         opened.append(self._tables)
         self._logs = Logs(self.store, self.serde)
         # LangGraph writes a checkpoint and a task's pending writes from two threads at once.

@@ -20,8 +20,6 @@ from typing import Any, TypeVar
 
 from ...errors import StoreError
 from ...stores._rows import Statement
-from ...stores._sqlite import close_all
-from ...stores._sqlite import connect as sqlite_connect
 
 __all__ = ["Tables", "CheckpointRow", "put_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
@@ -72,34 +70,30 @@ _ROWS_PER_STATEMENT = {False: 500, True: 7000}
 
 
 class Tables:
-    """The three tables on one database. ``postgres``: the PostgreSQL store's backend, whose
-    pooled connections the tables borrow; else ``path`` of a SQLite file (``durable``: its
-    commits survive a power loss, as a durable store's), or ``None`` for a private in-memory
-    database."""
+    """The three tables on one database: the store's (``store``: its PostgreSQL or SQLite
+    backend, whose pooled connections the tables borrow), or with ``store`` ``None`` a private
+    in-memory SQLite database."""
 
-    def __init__(self, *, postgres: Any = None, path: str | None = None, durable: bool = False) -> None:
-        # One pool for a saver's PostgreSQL statements: each connection prepares a statement
-        # once, and the saver holds no more connections than it uses at once.
-        self._pg = postgres
-        self._path = path
-        self._durable = durable
-        self._all: list[Any] = []
-        self._idle: list[Any] = []
+    def __init__(self, store: Any = None) -> None:
+        # One pool for a saver's statements and the store's: on PostgreSQL each connection
+        # prepares a statement once, on SQLite each keeps its page cache and counts its writes
+        # for the log's checkpoints; the saver holds no more connections than it uses at once.
+        self._pool = store
+        self._pg = store if store is not None and hasattr(store, "_url") else None
         self._lock = threading.Lock()
         self._memory: sqlite3.Connection | None = None
-        if postgres is None and path is None:
+        if store is None:
             self._memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            self._all.append(self._memory)
-        # Tables nobody closed close their connections when collected (see the store's SQLite
-        # backend: the garbage collector closing one is a ResourceWarning on CPython 3.13).
-        weakref.finalize(self, close_all, self._all)
-        self._ph = "%s" if postgres is not None else "?"
+            # Tables nobody closed close their database when collected (the garbage collector
+            # closing it is a ResourceWarning on CPython 3.13).
+            weakref.finalize(self, self._memory.close)
+        self._ph = "%s" if self._pg is not None else "?"
         try:
             with self._tx() as cur:
-                if postgres is not None:
+                if self._pg is not None:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 for statement in _TABLES:
-                    cur.execute(statement.format(blob="bytea" if postgres is not None else "BLOB"))
+                    cur.execute(statement.format(blob="bytea" if self._pg is not None else "BLOB"))
         except BaseException:  # tables that cannot be made leave no connection open
             self.close()
             raise
@@ -107,35 +101,14 @@ class Tables:
     # ---- connections -----------------------------------------------------------------------
 
     def _acquire(self) -> Any:
-        """An idle connection, or a new one: pooled, so that callers on short-lived threads
-        (LangGraph's executor is made anew for each run) reuse the ones already open."""
+        """The in-memory database, or an idle connection of the store's pool."""
         if self._memory is not None:
             return self._memory
-        if self._pg is not None:
-            return self._pg._acquire()
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        assert self._path is not None
-        # as the store's own connections: as durable as its commits
-        con = sqlite_connect(self._path, durable=self._durable)
-        with self._lock:
-            self._all.append(con)
-        return con
+        return self._pool._acquire()
 
     def _release(self, con: Any) -> None:
-        if con is self._memory:
-            return
-        if self._pg is not None:
-            self._pg._release(con)
-            return
-        clean = not con.in_transaction
-        with self._lock:
-            if clean and con in self._all:
-                self._idle.append(con)
-            elif con in self._all:
-                self._all.remove(con)
-                con.close()
+        if con is not self._memory:
+            self._pool._release(con)
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
@@ -204,9 +177,9 @@ class Tables:
             return op(execute)
 
     def close(self) -> None:
-        with self._lock:
-            self._idle.clear()
-            close_all(self._all)
+        """Close the in-memory database (the store's connections are the store's to close)."""
+        if self._memory is not None:
+            self._memory.close()
 
     # ---- checkpoints -----------------------------------------------------------------------
 
