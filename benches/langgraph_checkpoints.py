@@ -210,6 +210,8 @@ def _run(kind: str, turns: int, folder: str, server: str | None, threads: int = 
                     sizes[done] = size()
             early += work[:tenth]
             late += work[-tenth:]
+            if t == 0:
+                first = work[:_FIRST_TURNS]
             assert len(graph.get_state(config).values["messages"]) == 2 * turns
         wall = (time.perf_counter() - t0) / threads
     return {
@@ -219,7 +221,12 @@ def _run(kind: str, turns: int, folder: str, server: str | None, threads: int = 
         "early_ms": statistics.median(early) * 1e3,
         "late_ms": statistics.median(late) * 1e3,
         "wall_s": wall,
+        **{f"turn{n}_ms": ms * 1e3 for n, ms in enumerate(first)},
     }
+
+
+# The first turns of a thread, each shown on its own (a cold start would hide in a median).
+_FIRST_TURNS = 10
 
 
 def _median_run(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -396,6 +403,10 @@ def main() -> None:
                 if args.rounds > 1:
                     print(f"{'':<24}   rounds: ms/turn early " + ", ".join(f"{x['early_ms']:.2f}" for x in runs[kind])
                           + "; late " + ", ".join(f"{x['late_ms']:.2f}" for x in runs[kind]))
+            shown = min(turns, _FIRST_TURNS)
+            print(f"  each of the first {shown} turns of a thread, ms of checkpoint work (median of the rounds):")
+            for kind, r in results.items():
+                print(f"  {kind:<24} " + " ".join(f"{r[f'turn{n}_ms']:5.1f}" for n in range(shown)))
             for ours, stock in (("ContextSaver/SQLite", "SqliteSaver"), ("ContextSaver/PostgreSQL", "PostgresSaver"),
                                 ("ContextSaver/SQLite", "PostgresSaver")):
                 if ours in results and stock in results:

@@ -255,6 +255,22 @@ class PostgresBackend:
             self._all.append(con)
         return con
 
+    def open_idle(self, count: int) -> None:
+        """Open connections until the pool holds ``count``: for a caller that knows how many
+        it will use at once, so that opening them (milliseconds each) is not part of its
+        first calls."""
+        while True:
+            with self._all_lock:
+                if len(self._all) >= count:
+                    return
+            try:
+                con = connect(self._url)
+            except psycopg.Error as e:
+                raise StoreError(f"{self._name()}: {e}") from e
+            with self._all_lock:
+                self._all.append(con)
+                self._idle.append(con)
+
     def _run(self, op: Callable[[Connection], T]) -> T:
         """``op`` on a connection of the pool; database errors become ``StoreError``. A
         connection an error left mid-transaction is closed, not reused."""

@@ -72,6 +72,8 @@ MESSAGES = "ctxfold.messages"
 # A put that keeps losing the race to other writers gives up after this many attempts; each
 # loss means another writer's checkpoint landed, so the store is progressing.
 _MAX_ATTEMPTS = 1000
+# Connections a PostgreSQL saver opens up front: the most a turn of a graph was seen to use at once.
+_CONNECTIONS_AT_ONCE = 3
 # How many checkpoints' segments are remembered (a put reads its parent's from here).
 _REMEMBERED = 1024
 
@@ -131,6 +133,10 @@ class ContextSaver(BaseCheckpointSaver[str]):
         # instead. PostgreSQL locks rows, not the database: no lock.
         self._sqlite_writes: threading.Lock | None = None if backend is not None and hasattr(backend, "_url") \
             else threading.Lock()
+        if self._sqlite_writes is None and backend is not None:
+            # A turn of a graph uses up to three connections at once (a checkpoint's put and
+            # its tasks' pending writes): opened now, not inside the first turn's calls.
+            backend.open_idle(_CONNECTIONS_AT_ONCE)
         # (thread, namespace, checkpoint id) → its message channels' segments: facts that
         # never change, so that a put finds its parent's without a read.
         self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()
