@@ -235,3 +235,43 @@ def test_a_store_on_a_connection_the_server_ended_opens_another(pg_url) -> None:
         ctx.add_message(Message.user("two"))
         store.save(ctx)
         assert store.load(ctx.id).messages == ctx.messages
+
+
+def test_each_kind_of_call_goes_back_to_its_connection(pg_url) -> None:  # noqa: F811
+    # A kind of call takes the connection it had last when that one is idle, and otherwise one
+    # no other kind had last: calls that overlap prepare each statement on one connection.
+    with Store(pg_url) as store:
+        pool = store._db
+        pool.open_idle(3)
+        assert len(pool._all) == 3 and len(pool._idle) == 3
+        mine = pool._acquire()
+        pool._release(mine)
+        writes = pool._acquire("writes")
+        reads = pool._acquire("reads")
+        assert len({id(mine), id(writes), id(reads)}) == 3
+        pool._release(writes)
+        pool._release(reads)
+        for _ in range(3):
+            for kind, con in (("", mine), ("writes", writes), ("reads", reads)):
+                got = pool._acquire(kind)
+                assert got is con
+                pool._release(got)
+        # its own one busy, a kind borrows another kind's idle one for the call, and goes back
+        # to its own after
+        held = pool._acquire("writes")
+        lent = pool._acquire("writes")
+        assert lent in (mine, reads)
+        pool._release(lent)
+        pool._release(held)
+        assert pool._acquire("writes") is writes
+        pool._release(writes)
+        # a new kind, with every connection another kind's: it borrows; with none idle, a new
+        # connection, which becomes its own
+        busy = [pool._acquire(k) for k in ("", "writes", "reads")]
+        fresh = pool._acquire("tables")
+        assert fresh not in busy and len(pool._all) == 4
+        for con in [*busy, fresh]:
+            pool._release(con)
+        assert pool._acquire("tables") is fresh
+        store.save(Context(messages=[Message.user("still works")]))
+

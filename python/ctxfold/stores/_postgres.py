@@ -231,6 +231,7 @@ class PostgresBackend:
         self._all: list[Connection] = []
         self._idle: list[Connection] = []
         self._all_lock = threading.Lock()
+        self._last: dict[str, Connection] = {}  # each kind of call's last connection
         try:
             self._run(self._ensure_schema)
         except BaseException:
@@ -242,17 +243,34 @@ class PostgresBackend:
 
     # ---- connections -------------------------------------------------------------------
 
-    def _acquire(self) -> Connection:
+    def _acquire(self, kind: str = "") -> Connection:
         """An idle connection of this backend's, or a new one: pooled, not kept per thread
-        (callers on short-lived threads reuse the connections already open)."""
+        (callers on short-lived threads reuse the connections already open).
+
+        ``kind``: the kind of call (the store's own, or the LangGraph saver's pending writes
+        and reads, which run beside its checkpoints). A kind goes back to the connection it
+        last had when that one is idle, and otherwise takes one no other kind had last: a
+        connection prepares each statement it runs, so calls that overlap, each on a
+        connection of its own kind, prepare each statement once, not once per connection."""
         with self._all_lock:
-            while self._idle:
-                con = self._idle.pop()
-                if not con.closed:
-                    return con
+            self._idle = [c for c in self._idle if not c.closed]
+            own = self._last.get(kind)
+            if own is not None and own in self._idle:
+                self._idle.remove(own)
+                return own
+            unclaimed = [c for c in self._idle if c not in self._last.values()]
+            # its own busy: another kind's idle one, lent for this call, before a new one
+            con = (unclaimed or self._idle)[-1] if self._idle else None
+            if con is not None:
+                self._idle.remove(con)
+                if con in unclaimed:
+                    self._last[kind] = con
+                return con
         con = connect(self._url)
         with self._all_lock:
             self._all.append(con)
+            if own is None:
+                self._last[kind] = con
         return con
 
     def open_idle(self, count: int) -> None:
@@ -293,6 +311,7 @@ class PostgresBackend:
                 self._idle.append(con)
             elif not idle and con in self._all:
                 self._all.remove(con)
+                self._last = {kind: c for kind, c in self._last.items() if c is not con}
                 con.close()
 
     def _ensure_schema(self, con: Connection) -> None:
@@ -422,6 +441,6 @@ class PostgresBackend:
 
     def close(self) -> None:
         with self._all_lock:
-            cons, self._all, self._idle = self._all, [], []
+            cons, self._all, self._idle, self._last = self._all, [], [], {}
         for con in cons:
             con.close()

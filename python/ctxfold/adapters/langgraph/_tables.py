@@ -100,11 +100,14 @@ class Tables:
 
     # ---- connections -----------------------------------------------------------------------
 
-    def _acquire(self) -> Any:
-        """The in-memory database, or an idle connection of the store's pool."""
+    def _acquire(self, kind: str) -> Any:
+        """The in-memory database, or an idle connection of the store's pool; on PostgreSQL
+        one of ``kind``'s ("writes": pending writes and the tables' other writes; "reads"),
+        which run beside the checkpoints (the store's own calls) and prepare their own
+        statements."""
         if self._memory is not None:
             return self._memory
-        return self._pool._acquire()
+        return self._pool._acquire(kind) if self._pg is not None else self._pool._acquire()
 
     def _release(self, con: Any) -> None:
         if con is not self._memory:
@@ -115,7 +118,7 @@ class Tables:
         """A cursor in one transaction (the in-memory database: under a lock)."""
         try:
             with self._lock if self._memory is not None else _nolock():
-                con = self._acquire()
+                con = self._acquire("writes")
                 try:
                     if self._pg is not None:
                         from ...stores._postgres_session import one_trip
@@ -140,7 +143,7 @@ class Tables:
         """One statement in autocommit: its own transaction, one round trip."""
         try:
             with self._lock if self._memory is not None else _nolock():
-                con = self._acquire()
+                con = self._acquire("writes")
                 try:
                     self._execute(con, sql, params)
                 finally:
@@ -161,7 +164,7 @@ class Tables:
         COMMIT around it; on SQLite no write lock taken to read)."""
         try:
             with self._lock if self._memory is not None else _nolock():
-                con = self._acquire()
+                con = self._acquire("reads")
                 try:
                     return list(self._execute(con, self._q(sql), tuple(params)).fetchall())
                 finally:
