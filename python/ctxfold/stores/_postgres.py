@@ -255,6 +255,9 @@ class PostgresBackend:
         with self._all_lock:
             self._idle = [c for c in self._idle if not c.closed]
             own = self._last.get(kind)
+            if own is not None and own.closed:  # (the server ended it): the kind has none
+                del self._last[kind]
+                own = None
             if own is not None and own in self._idle:
                 self._idle.remove(own)
                 return own
