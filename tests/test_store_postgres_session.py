@@ -273,5 +273,11 @@ def test_each_kind_of_call_goes_back_to_its_connection(pg_url) -> None:  # noqa:
         for con in [*busy, fresh]:
             pool._release(con)
         assert pool._acquire("tables") is fresh
+        pool._release(fresh)
+        # a kind whose connection was closed while idle has none: it borrows an open one
+        fresh.close()
+        again = pool._acquire("tables")
+        assert again in (mine, writes, reads) and "tables" not in pool._last
+        pool._release(again)
         store.save(Context(messages=[Message.user("still works")]))
 
