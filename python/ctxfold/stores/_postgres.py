@@ -266,7 +266,7 @@ class PostgresBackend:
             con = (unclaimed or self._idle)[-1] if self._idle else None
             if con is not None:
                 self._idle.remove(con)
-                if con in unclaimed:
+                if unclaimed:  # (taken from them: from now on this kind's own)
                     self._last[kind] = con
                 return con
         con = connect(self._url)

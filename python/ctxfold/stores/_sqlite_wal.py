@@ -3,8 +3,7 @@
 In WAL mode a commit appends its pages to the log; a *checkpoint* copies them back into the
 database file and syncs it, so that the log can start over. By default SQLite runs one inside
 whichever commit takes the log past 1,000 pages, and that commit waits for the copy and the
-syncs: spread over every commit, about a third of a write's time on this project's machine
-(``docs/store.md`` has the figures).
+syncs (``docs/store.md`` has what moving them off the writers' path measured).
 
 So a store's connections leave checkpoints to a ``WalCheckpointer``: every ``EVERY`` writes
 its thread runs a passive checkpoint (which never waits for, nor blocks, readers and writers)

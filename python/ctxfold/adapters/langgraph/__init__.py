@@ -131,12 +131,12 @@ class ContextSaver(BaseCheckpointSaver[str]):
         # SQLite has one writer per file: two connections racing for it meet SQLITE_BUSY and
         # sleep in its busy handler (milliseconds), so this saver's writes take turns here
         # instead. PostgreSQL locks rows, not the database: no lock.
-        self._sqlite_writes: threading.Lock | None = None if backend is not None and hasattr(backend, "_url") \
-            else threading.Lock()
-        if self._sqlite_writes is None and backend is not None:
+        postgres = self._tables._pg  # the store's PostgreSQL backend, or None
+        self._sqlite_writes: threading.Lock | None = None if postgres is not None else threading.Lock()
+        if postgres is not None:
             # A turn of a graph uses up to three connections at once (a checkpoint's put and
             # its tasks' pending writes): opened now, not inside the first turn's calls.
-            backend.open_idle(_CONNECTIONS_AT_ONCE)
+            postgres.open_idle(_CONNECTIONS_AT_ONCE)
         # (thread, namespace, checkpoint id) → its message channels' segments: facts that
         # never change, so that a put finds its parent's without a read.
         self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()
