@@ -208,6 +208,33 @@ def test_run_prepares_once_and_again_after_deallocate_all(pg_url) -> None:  # no
         assert ours() == 1
 
 
+def test_a_statements_first_run_prepares_it_in_the_same_round_trip(pg_url) -> None:  # noqa: F811
+    # the first run of a statement on a connection sends its preparation, the run and a sync
+    # together: whatever fails, the connection is left idle, out of pipeline mode, and a name
+    # is kept only for a statement the server prepared
+    with connect(pg_url) as c:
+        def ours() -> int:
+            return c.execute("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'ctxfold%%'").fetchone()[0]
+
+        def clean() -> bool:
+            return c.info.transaction_status == IDLE and c.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF
+
+        c.execute("CREATE TABLE f (k int PRIMARY KEY, v text)")
+        assert c.run("INSERT INTO f VALUES (%s, %s) RETURNING k, v", (1, "a")).fetchall() == [(1, "a")]
+        assert clean() and ours() == 1
+        with pytest.raises(psycopg.errors.SyntaxError):  # refused at preparation: no name kept
+            c.run("SELEC %s", (1,))
+        assert clean() and ours() == 1 and len(c._ctxfold_names or {}) == 1
+        with pytest.raises(psycopg.errors.DivisionByZero):  # prepared, then failing at its run
+            c.run("SELECT 1 / %s::int", (0,))
+        assert clean() and ours() == 2
+        assert c.run("SELECT 1 / %s::int", (1,)).fetchone() == (1,)  # the name kept is used
+        assert ours() == 2
+        big = "x" * 2_000_000  # more than a socket takes at once: sent as the socket drains
+        assert c.run("SELECT length(%s)", (big,)).fetchone() == (len(big),)
+        assert clean()
+
+
 def test_run_on_a_connection_the_server_ended(pg_url) -> None:  # noqa: F811
     with connect(pg_url) as c, psycopg.connect(pg_url, autocommit=True) as killer:
         pid = c.info.backend_pid
@@ -281,3 +308,19 @@ def test_each_kind_of_call_goes_back_to_its_connection(pg_url) -> None:  # noqa:
         pool._release(again)
         store.save(Context(messages=[Message.user("still works")]))
 
+
+
+def test_open_idle_reads_each_table_once_on_each_connection(pg_url) -> None:  # noqa: F811
+    # the connections a caller will use at once are opened, and each has read the store's
+    # tables and the caller's (its statements prepared there), before the caller's first call
+    with Store(pg_url) as store:
+        pool = store._db
+        pool.open_idle(3, [("SELECT count(*) FROM ctxfold_schema WHERE version = %s", (-1,))])
+        assert len(pool._all) == 3 and len(pool._idle) == 3
+        for con in pool._all:
+            names = {text.decode() for text, _ in (con._ctxfold_names or {})}
+            assert any("ctxfold_contexts" in t for t in names) and any("ctxfold_events" in t for t in names)
+            assert any("ctxfold_content" in t for t in names) and any("ctxfold_schema" in t for t in names)
+        with pytest.raises(StoreError, match="no_such_table"):  # a read that fails: every connection idle again
+            pool.open_idle(3, [("SELECT 1 FROM no_such_table", ())])
+        assert len(pool._idle) == 3

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import functools
 import re
+import select
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.abc import Buffer
 from psycopg.adapt import PyFormat, Transformer
 
 __all__ = ["BEGIN", "BEGIN_SNAPSHOT", "PREPARE_AT", "Connection", "Rows", "connect", "connect_async", "one_trip",
@@ -92,10 +94,17 @@ class Connection(psycopg.Connection[Any]):
         tx = Transformer(self)
         values = tx.dump_sequence(params, formats) if params else None
         types = tuple(tx.types or ())
+        wire_formats = tx.formats if params else None
         for attempt in (0, 1):
-            name = self._statement(text, types)
-            # (None, a NULL, is what psycopg's own cursor passes too; the stub says bytes only)
-            result = self.pgconn.exec_prepared(name, values, tx.formats if params else None)  # type: ignore[arg-type]
+            names = self._ctxfold_names
+            if names is None:
+                names = self._ctxfold_names = {}
+            name = names.get((text, types))
+            if name is None:
+                result = self._prepare_and_run(names, text, types, values, wire_formats)
+            else:
+                # (None, a NULL, is what psycopg's own cursor passes too; the stub says bytes only)
+                result = self.pgconn.exec_prepared(name, values, wire_formats)  # type: ignore[arg-type]
             if result.status in _DONE:
                 break
             # (a DEALLOCATE ALL, which psycopg sends on a rollback, drops every prepared
@@ -109,19 +118,54 @@ class Connection(psycopg.Connection[Any]):
         tx.set_pgresult(result)
         return Rows(tx.load_rows(0, result.ntuples, tuple))
 
-    def _statement(self, text: bytes, types: tuple[int, ...]) -> bytes:
-        """The name of ``text`` prepared on this connection (prepared now when it is not)."""
-        names = self._ctxfold_names
-        if names is None:
-            names = self._ctxfold_names = {}
-        name = names.get((text, types))
-        if name is None:
-            name = f"ctxfold_{len(names)}".encode()
-            result = self.pgconn.prepare(name, text, types)
-            if result.status != _COMMAND_OK:
-                raise self._error(result)
-            names[(text, types)] = name
-        return name
+    def _prepare_and_run(self, names: dict[tuple[bytes, tuple[int, ...]], bytes], text: bytes,
+                         types: tuple[int, ...], values: Sequence[Buffer | None] | None,
+                         formats: Sequence[psycopg.pq.Format] | None) -> psycopg.pq.abc.PGresult:
+        """Prepare ``text`` on this connection and run it, in one round trip: libpq's pipeline
+        mode sends the preparation, the run and a sync together (prepared, then run, it would
+        be two: a statement's first run on a connection, a thread's first turn on a new
+        saver, waited twice for the server). The name is kept once the server has prepared
+        it; the run's result is returned (an error result as it came)."""
+        pg = self.pgconn
+        name = f"ctxfold_{len(names)}".encode()
+        pg.enter_pipeline_mode()
+        try:
+            pg.send_prepare(name, text, types)
+            pg.send_query_prepared(name, values, formats)
+            pg.pipeline_sync()
+            prepared, result = self._pipeline_results()
+        finally:
+            try:
+                pg.exit_pipeline_mode()
+            except psycopg.Error:
+                pass  # (results left unread, or no connection: not idle, so the pool closes it)
+        if prepared.status != _COMMAND_OK:
+            return prepared  # (the run was skipped: the preparation's error is the one to raise)
+        names[(text, types)] = name
+        return result
+
+    def _pipeline_results(self) -> list[psycopg.pq.abc.PGresult]:
+        """The results of the commands sent in pipeline mode up to its sync, in order. The
+        connection is non-blocking (psycopg makes it so): the socket is waited on, the
+        interpreter let go meanwhile, only when libpq has no result ready."""
+        pg = self.pgconn
+        sock = pg.socket
+        while pg.flush():  # (what is still unsent: the socket takes it when it can)
+            _wait(sock, write=True)
+        out: list[psycopg.pq.abc.PGresult] = []
+        while True:
+            while pg.is_busy():
+                _wait(sock, write=False)
+                pg.consume_input()
+                if pg.status == psycopg.pq.ConnStatus.BAD:
+                    raise psycopg.OperationalError(pg.error_message.decode(errors="replace").strip()
+                                                   or "the connection is lost")
+            result = pg.get_result()
+            if result is None:  # (the end of one command's results)
+                continue
+            if result.status == _PIPELINE_SYNC:
+                return out
+            out.append(result)
 
     def _error(self, result: psycopg.pq.abc.PGresult) -> psycopg.Error:
         """The error psycopg raises for ``result``: a lost connection is an OperationalError
@@ -132,7 +176,16 @@ class Connection(psycopg.Connection[Any]):
         return psycopg.errors.error_from_result(result, encoding=self.info.encoding)
 
 
+def _wait(sock: int, write: bool) -> None:
+    """Until ``sock`` can be read (or written): poll, which lets go of the interpreter (and,
+    unlike select, takes a descriptor of any number)."""
+    poller = select.poll()
+    poller.register(sock, select.POLLOUT if write else select.POLLIN)
+    poller.poll()
+
+
 _COMMAND_OK = psycopg.pq.ExecStatus.COMMAND_OK
+_PIPELINE_SYNC = psycopg.pq.ExecStatus.PIPELINE_SYNC
 _DONE = (psycopg.pq.ExecStatus.COMMAND_OK, psycopg.pq.ExecStatus.TUPLES_OK)
 _SQLSTATE = psycopg.pq.DiagnosticField.SQLSTATE
 _NO_SUCH_STATEMENT = b"26000"

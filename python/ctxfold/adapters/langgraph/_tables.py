@@ -193,6 +193,14 @@ class Tables:
         PostgreSQL store runs them, with the log appends, as one statement."""
         return put_statements(self._pg is not None, row, run_id, blobs)
 
+    def turn_reads(self) -> list[Statement]:
+        """The reads a graph's turn begins with (its thread's latest checkpoint, one by id, a
+        checkpoint's pending writes, a channel's blob), matching no row: run on each of the
+        store's connections when the saver is made, so that the server's first look at these
+        tables on each is not part of a first turn."""
+        return [(self._q(sql), params) for sql, params in (
+            q_checkpoint("", "", None), q_checkpoint("", "", ""), q_writes("", "", ""), q_blobs("", "", {"": ""}))]
+
     def run(self, statements: Sequence[Statement]) -> None:
         """``statements`` in one transaction on this object's own connections (a single
         statement runs in autocommit: one round trip)."""
