@@ -133,12 +133,16 @@ class Connection(psycopg.Connection[Any]):
             pg.send_prepare(name, text, types)
             pg.send_query_prepared(name, values, formats)
             pg.pipeline_sync()
-            prepared, result = self._pipeline_results()
+            results = self._pipeline_results()
         finally:
             try:
                 pg.exit_pipeline_mode()
             except psycopg.Error:
                 pass  # (results left unread, or no connection: not idle, so the pool closes it)
+        if len(results) != 2:  # (a server that answers otherwise: nothing to trust on this connection)
+            self.close()
+            raise psycopg.OperationalError(f"{len(results)} results for a statement prepared and run")
+        prepared, result = results
         if prepared.status != _COMMAND_OK:
             return prepared  # (the run was skipped: the preparation's error is the one to raise)
         names[(text, types)] = name
@@ -147,25 +151,27 @@ class Connection(psycopg.Connection[Any]):
     def _pipeline_results(self) -> list[psycopg.pq.abc.PGresult]:
         """The results of the commands sent in pipeline mode up to its sync, in order. The
         connection is non-blocking (psycopg makes it so): the socket is waited on, the
-        interpreter let go meanwhile, only when libpq has no result ready."""
+        interpreter let go meanwhile, only when libpq has nothing ready."""
         pg = self.pgconn
         sock = pg.socket
-        while pg.flush():  # (what is still unsent: the socket takes it when it can)
-            _wait(sock, write=True)
+        # What is still unsent goes as the socket takes it; what the server sends meanwhile is
+        # read, so that neither side waits on a full buffer of the other's.
+        while pg.flush():
+            if _wait(sock, write=True):
+                pg.consume_input()
         out: list[psycopg.pq.abc.PGresult] = []
         while True:
             while pg.is_busy():
                 _wait(sock, write=False)
                 pg.consume_input()
-                if pg.status == psycopg.pq.ConnStatus.BAD:
-                    raise psycopg.OperationalError(pg.error_message.decode(errors="replace").strip()
-                                                   or "the connection is lost")
             result = pg.get_result()
-            if result is None:  # (the end of one command's results)
-                continue
-            if result.status == _PIPELINE_SYNC:
+            if result is not None and result.status == _PIPELINE_SYNC:
                 return out
-            out.append(result)
+            if result is not None:
+                out.append(result)
+            elif pg.status == psycopg.pq.ConnStatus.BAD:  # (no sync will come)
+                raise psycopg.OperationalError(pg.error_message.decode(errors="replace").strip()
+                                               or "the connection is lost")
 
     def _error(self, result: psycopg.pq.abc.PGresult) -> psycopg.Error:
         """The error psycopg raises for ``result``: a lost connection is an OperationalError
@@ -176,12 +182,13 @@ class Connection(psycopg.Connection[Any]):
         return psycopg.errors.error_from_result(result, encoding=self.info.encoding)
 
 
-def _wait(sock: int, write: bool) -> None:
-    """Until ``sock`` can be read (or written): poll, which lets go of the interpreter (and,
-    unlike select, takes a descriptor of any number)."""
+def _wait(sock: int, write: bool) -> bool:
+    """Until ``sock`` can be read (or, with ``write``, read or written): poll, which lets go of
+    the interpreter (and, unlike select, takes a descriptor of any number). Whether it can be
+    read."""
     poller = select.poll()
-    poller.register(sock, select.POLLOUT if write else select.POLLIN)
-    poller.poll()
+    poller.register(sock, select.POLLIN | select.POLLOUT if write else select.POLLIN)
+    return any(events & (select.POLLIN | select.POLLERR | select.POLLHUP) for _, events in poller.poll())
 
 
 _COMMAND_OK = psycopg.pq.ExecStatus.COMMAND_OK
