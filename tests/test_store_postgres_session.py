@@ -309,18 +309,32 @@ def test_each_kind_of_call_goes_back_to_its_connection(pg_url) -> None:  # noqa:
         store.save(Context(messages=[Message.user("still works")]))
 
 
-
-def test_open_idle_reads_each_table_once_on_each_connection(pg_url) -> None:  # noqa: F811
-    # the connections a caller will use at once are opened, and each has read the store's
-    # tables and the caller's (its statements prepared there), before the caller's first call
+def test_open_idle_runs_what_the_caller_will_on_each_connection_and_keeps_nothing(pg_url) -> None:  # noqa: F811
+    # the connections a caller will use at once are opened, and each has run a read of the
+    # store's tables, the caller's statements and its saves (new context, moved one, no
+    # append): prepared there, in a transaction rolled back
     with Store(pg_url) as store:
+        store.save(Context(messages=[Message.user("there before")]))
         pool = store._db
-        pool.open_idle(3, [("SELECT count(*) FROM ctxfold_schema WHERE version = %s", (-1,))])
+        pool.open_idle(3, [("SELECT count(*) FROM ctxfold_schema WHERE version = %s", (-1,)),
+                           ("INSERT INTO ctxfold_schema (version) VALUES (%s)", (-1,))],
+                       [[("INSERT INTO ctxfold_schema (version) VALUES (%s)", (-2,))]])
         assert len(pool._all) == 3 and len(pool._idle) == 3
         for con in pool._all:
+            assert con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
             names = {text.decode() for text, _ in (con._ctxfold_names or {})}
             assert any("ctxfold_contexts" in t for t in names) and any("ctxfold_events" in t for t in names)
             assert any("ctxfold_content" in t for t in names) and any("ctxfold_schema" in t for t in names)
-        with pytest.raises(StoreError, match="no_such_table"):  # a read that fails: every connection idle again
+            saves = [t for t in names if "ctxfold_schema (version)" in t and "head0" in t]
+            assert any("INSERT INTO ctxfold_contexts" in t for t in saves)  # with a new context's append
+            assert any("UPDATE ctxfold_contexts" in t for t in saves)  # with a moved one's
+            assert any(t.startswith("INSERT INTO ctxfold_schema") for t in names)  # alone
+        with psycopg.connect(pg_url, autocommit=True) as c:
+            assert c.execute("SELECT count(*) FROM ctxfold_schema WHERE version < 0").fetchone() == (0,)
+            assert c.execute("SELECT count(*) FROM ctxfold_contexts").fetchone() == (1,)
+            assert c.execute("SELECT count(*) FROM ctxfold_events WHERE context_id LIKE 'ctxfold-trial-%'").fetchone() == (0,)
+        with pytest.raises(StoreError, match="no_such_table"):  # a statement that fails: every connection idle again
             pool.open_idle(3, [("SELECT 1 FROM no_such_table", ())])
         assert len(pool._idle) == 3
+        assert all(con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE for con in pool._all)
+        store.save(Context(messages=[Message.user("still works")]))

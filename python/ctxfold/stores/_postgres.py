@@ -10,10 +10,13 @@ new head, matches nothing, and they write nothing — no exception, no table loc
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import threading
+import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -175,6 +178,24 @@ _TABLE_READS: tuple[Statement, ...] = (
 )
 
 
+def _trial_saves(saves: Sequence[Sequence[Statement]]) -> list[Statement]:
+    """Each of ``saves`` as the statement of a save of nothing, of a new context's first
+    events and of that context's next (its guard then matches): for a transaction that is
+    rolled back. The values are of the types a real save's are, so that the server keeps
+    the statements for them."""
+    first = Write(id=f"ctxfold-trial-{uuid.uuid4()}", expected=None, head=1, state="{}",
+                  created_at=datetime.now(timezone.utc), message_count=1, agent_name=None, origin_context_id=None,
+                  events=[(0, "{}")], content=[])
+    next_ = dataclasses.replace(first, expected=1, head=2, message_count=2, events=[(1, "{}")])
+    out: list[Statement] = []
+    for statements in saves:
+        for writes in ([], [first], [next_]):
+            one = save_statement(writes, statements)
+            if one is not None:
+                out.append(one)
+    return out
+
+
 def tail_statement(context_id: str, count: int, before: int | None) -> tuple[str, tuple[Any, ...]]:
     """The events statement of a tail read and its parameters (the sync and async backends
     share it; it runs after ``_HEAD_STATE`` in one snapshot). Without ``before``, no bound on
@@ -283,13 +304,17 @@ class PostgresBackend:
                 self._last[kind] = con
         return con
 
-    def open_idle(self, count: int, reads: Sequence[Statement] = ()) -> None:
-        """Open connections until the pool holds ``count``, then run on each idle one a read
-        of each of the store's tables and the caller's ``reads`` (matching no row): for a
-        caller that knows how many connections it will use at once, so that neither opening
-        a connection (milliseconds) nor the server's first look at each table on it (its
-        caches of a table and its indexes are per connection: on a new one, a first read of a
-        table took 0.8-1.0 ms and the next 0.06-0.1) is part of its first calls."""
+    def open_idle(self, count: int, statements: Sequence[Statement] = (),
+                  saves: Sequence[Sequence[Statement]] = ()) -> None:
+        """Open connections until the pool holds ``count``, then have each idle one run what
+        its caller's first calls will, in a transaction rolled back (nothing stays): a read of
+        each of the store's tables, ``statements``, and each of ``saves`` (statements the
+        caller will hand ``append_with``) as the statement of a save with no append, with a
+        new context's and with a moved one's. For a caller that knows how many connections
+        it will use at once and what it will run on them: neither opening a connection
+        (milliseconds) nor the server's first run of a statement on it (its caches of the
+        tables and its parsed statements are per connection: a first run took 0.7-1.3 ms, the
+        next 0.1-0.3) is part of its first calls."""
         while True:
             with self._all_lock:
                 if len(self._all) >= count:
@@ -303,10 +328,20 @@ class PostgresBackend:
                 self._idle.append(con)
         with self._all_lock:
             taken, self._idle = self._idle, []
-        try:
-            for con in taken:
-                for sql, params in (*_TABLE_READS, *reads):
+        tried = [*_TABLE_READS, *statements, *_trial_saves(saves)]
+
+        def run(con: Connection) -> None:
+            con.pgconn.exec_(b"BEGIN")
+            try:
+                for sql, params in tried:
                     con.run(sql, params)
+            finally:
+                con.pgconn.exec_(b"ROLLBACK")
+
+        try:
+            # each on a thread of its own: the server's work on one connection is not the others'
+            with ThreadPoolExecutor(max(len(taken), 1), thread_name_prefix="ctxfold-open") as pool:
+                list(pool.map(run, taken))
         except psycopg.Error as e:
             raise StoreError(f"{self._name()}: {e}") from e
         finally:

@@ -135,9 +135,10 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._sqlite_writes: threading.Lock | None = None if postgres is not None else threading.Lock()
         if postgres is not None:
             # A turn of a graph uses up to three connections at once (a checkpoint's put and
-            # its tasks' pending writes): opened now, and each of the tables read once on each,
-            # not inside the first turn's calls.
-            postgres.open_idle(_CONNECTIONS_AT_ONCE, self._tables.turn_reads())
+            # its tasks' pending writes): opened now, and each has run what a turn runs, not
+            # inside the first turn's calls.
+            statements, checkpoint = self._tables.turn_statements()
+            postgres.open_idle(_CONNECTIONS_AT_ONCE, statements, [checkpoint])
         # (thread, namespace, checkpoint id) → its message channels' segments: facts that
         # never change, so that a put finds its parent's without a read.
         self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()

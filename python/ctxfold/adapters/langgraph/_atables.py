@@ -67,7 +67,7 @@ class AsyncTables:
             return await self._blocking(lambda: self._tables.blobs(thread_id, ns, versions))
         if not versions:
             return []
-        return [(r[0], r[1], bytes(r[2])) for r in await self._pg_read(*q_blobs(thread_id, ns, versions))]
+        return [(r[0], r[1], bytes(r[2])) for r in await self._pg_read(*q_blobs(thread_id, ns, versions, True))]
 
     async def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> list[tuple[str, str, str, bytes, str, int]]:
         if self._pg is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -51,9 +52,13 @@ _SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata"
 
 
-# The writes: plain multi-row VALUES, with the database's own upsert. (On PostgreSQL, arrays
-# passed to unnest() cost more to send and run than the rows themselves: a one-row pending
-# write took 199 µs that way and 136 µs as VALUES, on a local server.)
+# The writes: on SQLite, plain multi-row VALUES with its upsert. On PostgreSQL, the rows as
+# arrays passed to unnest(): one statement text whatever the count of rows, so that a
+# connection parses and plans each kind of write once, and the saver can have every one of
+# them run on its connections when it is made instead of inside a graph's first turns (a
+# statement's first run on a connection took 0.7-1.3 ms, against 0.1-0.3 after; a turn met
+# five new ones, with VALUES of as many rows as it had). The arrays cost some: a one- or two-row
+# pending write took 151-177 µs that way and 117-137 µs as VALUES, on a local server.
 _BLOB_COLUMNS = "thread_id, checkpoint_ns, channel, version, type, blob"
 _WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
 _PG_UPSERT_BLOBS = ("ON CONFLICT (thread_id, checkpoint_ns, channel, version) "
@@ -64,9 +69,16 @@ _PG_UPSERT_CHECKPOINT = ("ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) 
                          "metadata = EXCLUDED.metadata, run_id = EXCLUDED.run_id")
 _PG_UPSERT_WRITES = "ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) "
 _PG_WRITES_REPLACE = "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
-# Rows per statement: within SQLite's bound on a statement's parameters (32,766 since 3.32)
-# and PostgreSQL's (65,535), at 9 parameters a row.
-_ROWS_PER_STATEMENT = {False: 500, True: 7000}
+# SQLite: rows per statement, within its bound on a statement's parameters (32,766 since
+# 3.32) at 9 parameters a row.
+_ROWS_PER_STATEMENT = 500
+_PG_BLOBS = (f"INSERT INTO ctxfold_lg_blobs ({_BLOB_COLUMNS}) SELECT %s, %s, b.channel, b.version, b.type, b.blob "
+             "FROM unnest(%b::text[], %b::text[], %b::text[], %b::bytea[]) AS b (channel, version, type, blob) "
+             + _PG_UPSERT_BLOBS)
+_PG_WRITES = (f"INSERT INTO ctxfold_lg_writes ({_WRITE_COLUMNS}) "
+              "SELECT %s, %s, %s, %s, w.idx, w.channel, w.type, w.blob, %s "
+              "FROM unnest(%b::integer[], %b::text[], %b::text[], %b::bytea[]) AS w (idx, channel, type, blob) "
+              + _PG_UPSERT_WRITES)
 
 
 class Tables:
@@ -193,13 +205,21 @@ class Tables:
         PostgreSQL store runs them, with the log appends, as one statement."""
         return put_statements(self._pg is not None, row, run_id, blobs)
 
-    def turn_reads(self) -> list[Statement]:
-        """The reads a graph's turn begins with (its thread's latest checkpoint, one by id, a
-        checkpoint's pending writes, a channel's blob), matching no row: run on each of the
-        store's connections when the saver is made, so that the server's first look at these
-        tables on each is not part of a first turn."""
-        return [(self._q(sql), params) for sql, params in (
-            q_checkpoint("", "", None), q_checkpoint("", "", ""), q_writes("", "", ""), q_blobs("", "", {"": ""}))]
+    def turn_statements(self) -> tuple[list[Statement], list[Statement]]:
+        """What a graph's turn runs, with values of the types a turn's have, on a thread no
+        checkpoint is of: (the reads it begins with and its pending writes, a checkpoint's
+        statements). Run on each of the store's connections when the saver is made, in a
+        transaction rolled back, so that the server's first run of each is not part of a
+        first turn."""
+        thread = f"ctxfold-trial-{uuid.uuid4()}"
+        row: CheckpointRow = (thread, "", "", None, "msgpack", b"", "msgpack", b"")
+        pg = self._pg is not None
+        statements = [(self._q(sql), params) for sql, params in (
+            q_checkpoint(thread, "", None), q_checkpoint(thread, "", ""), q_writes(thread, "", ""),
+            q_blobs(thread, "", {"": ""}, pg))]
+        for replace in (False, True):
+            statements += writes_statements(pg, thread, "", "", "", "", [(0, "", "", b"")], replace)
+        return statements, put_statements(pg, row, "", [("", "", "", b"")])
 
     def run(self, statements: Sequence[Statement]) -> None:
         """``statements`` in one transaction on this object's own connections (a single
@@ -228,7 +248,7 @@ class Tables:
         """(channel, type, data) of each channel at its version."""
         if not versions:
             return []
-        return [(r[0], r[1], bytes(r[2])) for r in self._read(*q_blobs(thread_id, ns, versions))]
+        return [(r[0], r[1], bytes(r[2])) for r in self._read(*q_blobs(thread_id, ns, versions, self._pg is not None))]
 
     def blobs_of_kind(self, thread_id: str, kind: str) -> list[tuple[str, str, str, bytes]]:
         """(namespace, channel, version, data) of every blob of type ``kind`` in the thread."""
@@ -315,39 +335,38 @@ def put_statements(pg: bool, row: CheckpointRow, run_id: str | None,
                    blobs: Sequence[tuple[str, str, str, bytes]]) -> list[Statement]:
     """``Tables.put_statements`` for PostgreSQL (``pg``) or SQLite, in its placeholder style."""
     thread_id, ns = row[0], row[1]
-    ph = "%s" if pg else "?"
-    chunks = _chunks(blobs, _ROWS_PER_STATEMENT[pg])
+    checkpoint = f"INTO ctxfold_lg_checkpoints ({_COLUMNS}, run_id) VALUES {_values(1, 9, '%s' if pg else '?')}"
     out: list[Statement] = []
-    for chunk in chunks:
-        values = _values(len(chunk), 6, ph)
+    if pg:
+        # (the PostgreSQL store runs these, with the log appends, as parts of one statement)
+        if blobs:
+            channels, versions, kinds, data = (list(column) for column in zip(*blobs))
+            out.append((_PG_BLOBS, [thread_id, ns, channels, versions, kinds, data]))
+        return [*out, (f"INSERT {checkpoint} {_PG_UPSERT_CHECKPOINT}", (*row, run_id))]
+    for chunk in _chunks(blobs, _ROWS_PER_STATEMENT):
         params = [x for channel, version, kind, data in chunk for x in (thread_id, ns, channel, version, kind, data)]
-        if pg:
-            out.append((f"INSERT INTO ctxfold_lg_blobs ({_BLOB_COLUMNS}) VALUES {values} {_PG_UPSERT_BLOBS}", params))
-        else:
-            out.append((f"INSERT OR REPLACE INTO ctxfold_lg_blobs ({_BLOB_COLUMNS}) VALUES {values}", params))
-    checkpoint = f"INTO ctxfold_lg_checkpoints ({_COLUMNS}, run_id) VALUES {_values(1, 9, ph)}"
-    if not pg:
-        return [*out, (f"INSERT OR REPLACE {checkpoint}", (*row, run_id))]
-    # (the PostgreSQL store runs these, with the log appends, as parts of one statement)
-    return [*out, (f"INSERT {checkpoint} {_PG_UPSERT_CHECKPOINT}", (*row, run_id))]
+        out.append((f"INSERT OR REPLACE INTO ctxfold_lg_blobs ({_BLOB_COLUMNS}) VALUES {_values(len(chunk), 6, '?')}",
+                    params))
+    return [*out, (f"INSERT OR REPLACE {checkpoint}", (*row, run_id))]
 
 
 def writes_statements(pg: bool, thread_id: str, ns: str, checkpoint_id: str, task_id: str, task_path: str,
                       rows: Sequence[tuple[int, str, str, bytes]], replace: bool) -> list[Statement]:
-    """A task's pending writes for PostgreSQL (``pg``) or SQLite: one statement below thousands of
-    rows. ``rows``: (idx, channel, type, data); ``replace`` as ``Tables.put_writes``."""
-    ph = "%s" if pg else "?"
+    """A task's pending writes for PostgreSQL (``pg``: one statement) or SQLite (one below
+    thousands of rows). ``rows``: (idx, channel, type, data); ``replace`` as
+    ``Tables.put_writes``."""
+    if not rows:
+        return []
+    if pg:
+        idx, channels, kinds, data = (list(column) for column in zip(*rows))
+        return [(_PG_WRITES + (_PG_WRITES_REPLACE if replace else "DO NOTHING"),
+                 [thread_id, ns, checkpoint_id, task_id, task_path, idx, channels, kinds, data])]
+    verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
     out: list[Statement] = []
-    for chunk in _chunks(rows, _ROWS_PER_STATEMENT[pg]):
-        values = _values(len(chunk), 9, ph)
+    for chunk in _chunks(rows, _ROWS_PER_STATEMENT):
         params = [x for idx, channel, kind, data in chunk
                   for x in (thread_id, ns, checkpoint_id, task_id, idx, channel, kind, data, task_path)]
-        if pg:
-            upsert = _PG_UPSERT_WRITES + (_PG_WRITES_REPLACE if replace else "DO NOTHING")
-            out.append((f"INSERT INTO ctxfold_lg_writes ({_WRITE_COLUMNS}) VALUES {values} {upsert}", params))
-        else:
-            verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-            out.append((f"{verb} INTO ctxfold_lg_writes ({_WRITE_COLUMNS}) VALUES {values}", params))
+        out.append((f"{verb} INTO ctxfold_lg_writes ({_WRITE_COLUMNS}) VALUES {_values(len(chunk), 9, '?')}", params))
     return out
 
 
@@ -384,7 +403,13 @@ def q_checkpoints(thread_id: str | None, ns: str | None, checkpoint_id: str | No
     return sql + " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns", params
 
 
-def q_blobs(thread_id: str, ns: str, versions: dict[str, Any]) -> tuple[str, list[Any]]:
+def q_blobs(thread_id: str, ns: str, versions: dict[str, Any], pg: bool) -> tuple[str, list[Any]]:
+    """Each channel's blob at its version. On PostgreSQL the pairs as arrays: one statement
+    text whatever their count (see the writes above)."""
+    if pg:
+        return ("SELECT b.channel, b.type, b.blob FROM unnest(%b::text[], %b::text[]) AS v (channel, version) "
+                "JOIN ctxfold_lg_blobs b ON b.thread_id = %s AND b.checkpoint_ns = %s AND b.channel = v.channel "
+                "AND b.version = v.version", [list(versions), [str(v) for v in versions.values()], thread_id, ns])
     pairs = " OR ".join(["(channel = ? AND version = ?)"] * len(versions))
     params: list[Any] = [thread_id, ns]
     for channel, version in versions.items():
