@@ -102,27 +102,3 @@ def test_a_saver_uses_its_stores_connections(kind, request, tmp_path) -> None:
         with pytest.raises((sqlite3.ProgrammingError, psycopg.OperationalError)):
             con.execute("SELECT 1")
 
-
-def test_a_saver_on_postgres_has_run_what_a_turn_runs_before_the_first(pg_url) -> None:
-    # Made, the saver has had each connection of its pool run the statements of a graph's
-    # turn (the server's first run of a statement on a connection costs most): the turns of
-    # new threads, with and without a tool loop, prepare nothing more on any connection.
-    from _langgraph_graphs import reply, tool_graph
-
-    with ContextSaver(pg_url) as saver:
-        pool = saver.store._db  # type: ignore[union-attr]
-        before = {id(con): set(con._ctxfold_names or {}) for con in pool._all}
-        assert len(before) == 3 and all(before.values())
-        answers = [AIMessage(f"answer {n}", id=f"ai-{n}") for n in range(4)]
-        graph = chat_graph(answers, saver)
-        for thread in ("a", "b"):
-            for n in range(2):
-                graph.invoke({"messages": [HumanMessage(f"question {n}", id=f"h-{thread}-{n}")]},
-                             {"configurable": {"thread_id": thread}})
-        calls = [{"name": "weather", "args": {"city": c}, "id": f"call-{c}", "type": "tool_call"} for c in ("Paris", "Rome")]
-        tool_graph([reply(0, "", tool_calls=calls), reply(1, "sunny")], saver).invoke(
-            {"messages": [HumanMessage("weather in Paris and Rome?", id="h-tools")]}, {"configurable": {"thread_id": "tools"}})
-        assert {id(con) for con in pool._all} == set(before)
-        for con in pool._all:
-            new = {text.decode()[:80] for text, _ in set(con._ctxfold_names or {}) - before[id(con)]}
-            assert not new, new

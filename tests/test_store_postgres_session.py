@@ -309,32 +309,65 @@ def test_each_kind_of_call_goes_back_to_its_connection(pg_url) -> None:  # noqa:
         store.save(Context(messages=[Message.user("still works")]))
 
 
+_MINE = [("SELECT count(*) FROM ctxfold_schema WHERE version = %s", (-1,)),
+         ("INSERT INTO ctxfold_schema (version) VALUES (%s)", (-1,))]
+_SAVE = [("INSERT INTO ctxfold_schema (version) VALUES (%s)", (-2,))]
+_UNDO = [("DELETE FROM ctxfold_schema WHERE version < %s", (0,))]
+
+
+def _kept_nothing(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as c:
+        assert c.execute("SELECT count(*) FROM ctxfold_schema WHERE version < 0").fetchone() == (0,)
+        assert c.execute("SELECT count(*) FROM ctxfold_contexts").fetchone() == (1,)
+        assert c.execute("SELECT count(*) FROM ctxfold_events WHERE context_id LIKE 'ctxfold-trial-%'").fetchone() == (0,)
+
+
+def _ran_it_all(names: set[str]) -> None:
+    assert any("ctxfold_contexts" in t for t in names) and any("ctxfold_events" in t for t in names)
+    assert any("ctxfold_content" in t for t in names) and any("ctxfold_schema" in t for t in names)
+    saves = [t for t in names if "ctxfold_schema (version)" in t and "head0" in t]
+    assert any("INSERT INTO ctxfold_contexts" in t for t in saves)  # with a new context's append
+    assert any("UPDATE ctxfold_contexts" in t for t in saves)  # with a moved one's
+    assert any(t.startswith("INSERT INTO ctxfold_schema") for t in names)  # alone
+
+
 def test_open_idle_runs_what_the_caller_will_on_each_connection_and_keeps_nothing(pg_url) -> None:  # noqa: F811
     # the connections a caller will use at once are opened, and each has run a read of the
     # store's tables, the caller's statements and its saves (new context, moved one, no
-    # append): prepared there, in a transaction rolled back
+    # append), prepared there, in one transaction that the caller's undo and the store's
+    # own deletes end: nothing stays
     with Store(pg_url) as store:
         store.save(Context(messages=[Message.user("there before")]))
         pool = store._db
-        pool.open_idle(3, [("SELECT count(*) FROM ctxfold_schema WHERE version = %s", (-1,)),
-                           ("INSERT INTO ctxfold_schema (version) VALUES (%s)", (-1,))],
-                       [[("INSERT INTO ctxfold_schema (version) VALUES (%s)", (-2,))]])
+        pool.open_idle(3, _MINE, [_SAVE], _UNDO)
         assert len(pool._all) == 3 and len(pool._idle) == 3
         for con in pool._all:
             assert con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-            names = {text.decode() for text, _ in (con._ctxfold_names or {})}
-            assert any("ctxfold_contexts" in t for t in names) and any("ctxfold_events" in t for t in names)
-            assert any("ctxfold_content" in t for t in names) and any("ctxfold_schema" in t for t in names)
-            saves = [t for t in names if "ctxfold_schema (version)" in t and "head0" in t]
-            assert any("INSERT INTO ctxfold_contexts" in t for t in saves)  # with a new context's append
-            assert any("UPDATE ctxfold_contexts" in t for t in saves)  # with a moved one's
-            assert any(t.startswith("INSERT INTO ctxfold_schema") for t in names)  # alone
-        with psycopg.connect(pg_url, autocommit=True) as c:
-            assert c.execute("SELECT count(*) FROM ctxfold_schema WHERE version < 0").fetchone() == (0,)
-            assert c.execute("SELECT count(*) FROM ctxfold_contexts").fetchone() == (1,)
-            assert c.execute("SELECT count(*) FROM ctxfold_events WHERE context_id LIKE 'ctxfold-trial-%'").fetchone() == (0,)
-        with pytest.raises(StoreError, match="no_such_table"):  # a statement that fails: every connection idle again
-            pool.open_idle(3, [("SELECT 1 FROM no_such_table", ())])
-        assert len(pool._idle) == 3
+            _ran_it_all({text.decode() for text, _ in (con._ctxfold_names or {})})
+        _kept_nothing(pg_url)
+        with pytest.raises(StoreError, match="no_such_table"):  # a statement that fails: no connection in a transaction
+            pool.open_idle(3, [("SELECT 1 FROM no_such_table", ())], [_SAVE], _UNDO)
         assert all(con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE for con in pool._all)
+        _kept_nothing(pg_url)
         store.save(Context(messages=[Message.user("still works")]))
+
+
+def test_an_async_stores_open_idle_does_the_same_for_its_event_loop(pg_url) -> None:  # noqa: F811
+    async def main() -> None:
+        with Store(pg_url) as store:
+            store.save(Context(messages=[Message.user("there before")]))
+        async with AsyncStore(pg_url) as store:
+            await store._open_idle(3, _MINE, [_SAVE], _UNDO)
+            idle = [con for _, con in store._backend._idle]
+            assert len(idle) == 3
+            for con in idle:  # prepared where the calls will find them: psycopg's own cache
+                _ran_it_all({key[0].decode() for key in con._prepared._names})
+            _kept_nothing(pg_url)
+            with pytest.raises(StoreError, match="no_such_table"):
+                await store._open_idle(3, [("SELECT 1 FROM no_such_table", ())], [_SAVE], _UNDO)
+            assert all(con.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+                       for _, con in store._backend._idle)
+            _kept_nothing(pg_url)
+            await store.save(Context(messages=[Message.user("still works")]))
+
+    asyncio.run(main())

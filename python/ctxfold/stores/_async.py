@@ -266,6 +266,21 @@ class AsyncStore:
         assert isinstance(db, AsyncPostgresBackend)
         return await db._run(op)
 
+    async def _open_idle(self, count: int, statements: Sequence[Statement], saves: Sequence[Sequence[Statement]],
+                         undo: Sequence[Statement]) -> None:
+        """The hook for code that knows what its first calls will run (the LangGraph saver):
+        on PostgreSQL, ``count`` of this event loop's connections opened, each having run
+        ``statements``, ``saves`` and ``undo`` (see ``PostgresBackend.open_idle``); on SQLite, the store
+        opened."""
+        db = self._db
+        if isinstance(db, _ThreadedSQLite):
+            await db.open()
+            return
+        from ._postgres_async import AsyncPostgresBackend
+
+        assert isinstance(db, AsyncPostgresBackend)
+        await db.open_idle(count, statements, saves, undo)
+
     def _db_threaded(self) -> _ThreadedSQLite:
         db = self._db
         assert isinstance(db, _ThreadedSQLite)

@@ -29,7 +29,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("PostgreSQL stores need psycopg 3: pip install 'ctxfold[postgres]'") from e
 
-from ._postgres_session import BEGIN_SNAPSHOT, Connection, connect, one_trip  # after the check that psycopg is there
+from ._postgres_session import BEGIN, BEGIN_SNAPSHOT, Connection, connect, one_trip  # after the check that psycopg is there
 
 __all__ = ["PostgresBackend", "SCHEMA_VERSION"]
 
@@ -178,22 +178,27 @@ _TABLE_READS: tuple[Statement, ...] = (
 )
 
 
-def _trial_saves(saves: Sequence[Sequence[Statement]]) -> list[Statement]:
-    """Each of ``saves`` as the statement of a save of nothing, of a new context's first
-    events and of that context's next (its guard then matches): for a transaction that is
-    rolled back. The values are of the types a real save's are, so that the server keeps
-    the statements for them."""
+def trial_statements(statements: Sequence[Statement], saves: Sequence[Sequence[Statement]],
+                     undo: Sequence[Statement]) -> list[Statement]:
+    """What ``open_idle`` runs on a connection (the sync and async backends share it): one
+    transaction of a read of each of the store's tables, ``statements``, each of ``saves`` as
+    the statement of a save of nothing, of a new context's first events and of that
+    context's next (its guard then matches), then ``undo`` and the deletes of that context:
+    committed, it leaves nothing. (Not rolled back: psycopg forgets the statements it has
+    prepared when it sees a ROLLBACK.) The values are of the types a real save's are, so that
+    the server keeps the statements for those."""
     first = Write(id=f"ctxfold-trial-{uuid.uuid4()}", expected=None, head=1, state="{}",
                   created_at=datetime.now(timezone.utc), message_count=1, agent_name=None, origin_context_id=None,
                   events=[(0, "{}")], content=[])
     next_ = dataclasses.replace(first, expected=1, head=2, message_count=2, events=[(1, "{}")])
-    out: list[Statement] = []
-    for statements in saves:
+    out: list[Statement] = [(BEGIN, ()), *_TABLE_READS, *statements]
+    for save in saves:
         for writes in ([], [first], [next_]):
-            one = save_statement(writes, statements)
+            one = save_statement(writes, save)
             if one is not None:
                 out.append(one)
-    return out
+    return [*out, *undo, ("DELETE FROM ctxfold_events WHERE context_id = %s", (first.id,)),
+            ("DELETE FROM ctxfold_contexts WHERE id = %s", (first.id,)), ("COMMIT", ())]
 
 
 def tail_statement(context_id: str, count: int, before: int | None) -> tuple[str, tuple[Any, ...]]:
@@ -305,16 +310,18 @@ class PostgresBackend:
         return con
 
     def open_idle(self, count: int, statements: Sequence[Statement] = (),
-                  saves: Sequence[Sequence[Statement]] = ()) -> None:
+                  saves: Sequence[Sequence[Statement]] = (), undo: Sequence[Statement] = ()) -> None:
         """Open connections until the pool holds ``count``, then have each idle one run what
-        its caller's first calls will, in a transaction rolled back (nothing stays): a read of
-        each of the store's tables, ``statements``, and each of ``saves`` (statements the
-        caller will hand ``append_with``) as the statement of a save with no append, with a
-        new context's and with a moved one's. For a caller that knows how many connections
-        it will use at once and what it will run on them: neither opening a connection
-        (milliseconds) nor the server's first run of a statement on it (its caches of the
-        tables and its parsed statements are per connection: a first run took 0.7-1.3 ms, the
-        next 0.1-0.3) is part of its first calls."""
+        its caller's first calls will: a read of each of the store's tables, ``statements``,
+        and each of ``saves`` (statements the caller will hand ``append_with``) as the
+        statement of a save with no append, with a new context's and with a moved one's; in
+        one transaction that ``undo`` (the caller's statements deleting what its own wrote)
+        and the store's own deletes end, so that nothing stays. For a caller that knows how
+        many connections it will use at once and what it will run on them: neither opening a
+        connection (milliseconds) nor the server's first run of a statement on it (its caches
+        of the tables and its parsed statements are per connection: a first run took 0.7-1.3
+        ms, the next 0.1-0.3) is part of its first calls. A failure is a ``StoreError``, and
+        leaves no connection in a transaction."""
         while True:
             with self._all_lock:
                 if len(self._all) >= count:
@@ -328,15 +335,11 @@ class PostgresBackend:
                 self._idle.append(con)
         with self._all_lock:
             taken, self._idle = self._idle, []
-        tried = [*_TABLE_READS, *statements, *_trial_saves(saves)]
+        tried = trial_statements(statements, saves, undo)
 
         def run(con: Connection) -> None:
-            con.pgconn.exec_(b"BEGIN")
-            try:
-                for sql, params in tried:
-                    con.run(sql, params)
-            finally:
-                con.pgconn.exec_(b"ROLLBACK")
+            for sql, params in tried:
+                con.run(sql, params)
 
         try:
             # each on a thread of its own: the server's work on one connection is not the others'
@@ -345,7 +348,7 @@ class PostgresBackend:
         except psycopg.Error as e:
             raise StoreError(f"{self._name()}: {e}") from e
         finally:
-            for con in taken:
+            for con in taken:  # (one a failure left in its transaction is closed)
                 self._release(con)
 
     def _run(self, op: Callable[[Connection], T]) -> T:

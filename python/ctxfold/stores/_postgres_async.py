@@ -23,6 +23,7 @@ from ._postgres import (
     seq_taken,
     tail_read,
     tail_statement,
+    trial_statements,
 )
 from ._postgres_session import BEGIN_SNAPSHOT, connect_async, one_trip_async
 from ._rows import Read, Statement, StoredContext, Write, listed
@@ -115,6 +116,21 @@ class AsyncPostgresBackend:
     async def open(self) -> None:
         """Connect once, creating or checking the schema."""
         await self._run(_nothing)
+
+    async def open_idle(self, count: int, statements: Sequence[Statement] = (),
+                        saves: Sequence[Sequence[Statement]] = (), undo: Sequence[Statement] = ()) -> None:
+        """As the blocking backend's ``open_idle``, for this event loop: ``count``
+        connections at once (opened as needed, concurrently), each having run what the
+        caller's first calls will (each statement prepared there, as the calls prepare
+        theirs), in one transaction that leaves nothing."""
+        tried = trial_statements(statements, saves, undo)
+
+        async def run(con: _Con) -> None:
+            for sql, params in tried:
+                await con.execute(sql, params, prepare=True)
+
+        # every call holds its connection until all have one: `count` connections
+        await asyncio.gather(*(self._run(run) for _ in range(count)))
 
     # ---- the backend -------------------------------------------------------------------
 

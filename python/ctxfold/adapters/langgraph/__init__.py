@@ -137,8 +137,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
             # A turn of a graph uses up to three connections at once (a checkpoint's put and
             # its tasks' pending writes): opened now, and each has run what a turn runs, not
             # inside the first turn's calls.
-            statements, checkpoint = self._tables.turn_statements()
-            postgres.open_idle(_CONNECTIONS_AT_ONCE, statements, [checkpoint])
+            statements, checkpoint, undo = self._tables.turn_statements()
+            postgres.open_idle(_CONNECTIONS_AT_ONCE, statements, [checkpoint], undo)
         # (thread, namespace, checkpoint id) → its message channels' segments: facts that
         # never change, so that a put finds its parent's without a read.
         self._refs: OrderedDict[tuple[str, str, str], Refs] = OrderedDict()
@@ -147,6 +147,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._own_astore = given_async is None
         self._atables: AsyncTables | None = None
         self._aputs: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._aopened: asyncio.AbstractEventLoop | None = None  # the loop _aio opened connections for
         self._closed = False
         if self.store is not None:  # the store's schema checked now, not in a first turn
             self.store.head("")
@@ -178,6 +179,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self.close()
 
     async def __aenter__(self) -> ContextSaver:
+        """The saver, its async connections opened (see ``_aio``)."""
+        await self._aio()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -537,6 +540,20 @@ class ContextSaver(BaseCheckpointSaver[str]):
             self._atables = AsyncTables(self._tables, self._astore)
         return self._astore, self._atables
 
+    async def _aio(self) -> tuple[AsyncStore, AsyncTables] | None:
+        """``_async``, with, at the first call of each event loop, the connections a turn uses
+        at once opened for the loop and each having run what a turn runs, in a transaction
+        that leaves nothing (as the blocking saver's are when it is made): a graph's first turn then
+        opens and prepares nothing. (On SQLite: the AsyncStore opened.)"""
+        io = self._async()
+        if io is not None:
+            loop = asyncio.get_running_loop()
+            if self._aopened is not loop:
+                self._aopened = loop  # (before the wait: calls meanwhile go on without it)
+                statements, checkpoint, undo = self._tables.turn_statements()
+                await io[0]._open_idle(_CONNECTIONS_AT_ONCE, statements, [checkpoint], undo)
+        return io
+
     async def _alock(self) -> asyncio.Lock:
         """This event loop's lock over the saver's puts (an asyncio.Lock belongs to one loop)."""
         loop = asyncio.get_running_loop()
@@ -617,7 +634,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """``get_tuple``, for async graphs: the rows through async connections (PostgreSQL) or
         the AsyncStore's worker thread (SQLite), the logs through the AsyncStore."""
-        io = self._async()
+        io = await self._aio()
         if io is None:
             return self._get_tuple(config)
         store, tables = io
@@ -628,7 +645,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
     async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
                     before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
         """``list``, for async graphs."""
-        io = self._async()
+        io = await self._aio()
         if io is None:
             for t in self._list(config, filter, before, limit):
                 yield t
@@ -654,7 +671,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
                    new_versions: ChannelVersions) -> RunnableConfig:
         """``put``, for async graphs: the logs' appends and the rows in one transaction of the
         AsyncStore's."""
-        io = self._async()
+        io = await self._aio()
         if io is None:
             return self._put(config, checkpoint, metadata, new_versions)
         store, tables = io
@@ -689,7 +706,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
         """``put_writes``, for async graphs."""
-        io = self._async()
+        io = await self._aio()
         if io is None:
             self._put_writes(config, writes, task_id, task_path)
             return

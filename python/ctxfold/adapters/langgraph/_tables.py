@@ -205,12 +205,12 @@ class Tables:
         PostgreSQL store runs them, with the log appends, as one statement."""
         return put_statements(self._pg is not None, row, run_id, blobs)
 
-    def turn_statements(self) -> tuple[list[Statement], list[Statement]]:
+    def turn_statements(self) -> tuple[list[Statement], list[Statement], list[Statement]]:
         """What a graph's turn runs, with values of the types a turn's have, on a thread no
         checkpoint is of: (the reads it begins with and its pending writes, a checkpoint's
-        statements). Run on each of the store's connections when the saver is made, in a
-        transaction rolled back, so that the server's first run of each is not part of a
-        first turn."""
+        statements, the deletes of what those wrote). Run on each of the store's connections
+        when the saver is made, in a transaction that leaves nothing, so that the server's
+        first run of each is not part of a first turn."""
         thread = f"ctxfold-trial-{uuid.uuid4()}"
         row: CheckpointRow = (thread, "", "", None, "msgpack", b"", "msgpack", b"")
         pg = self._pg is not None
@@ -219,7 +219,9 @@ class Tables:
             q_blobs(thread, "", {"": ""}, pg))]
         for replace in (False, True):
             statements += writes_statements(pg, thread, "", "", "", "", [(0, "", "", b"")], replace)
-        return statements, put_statements(pg, row, "", [("", "", "", b"")])
+        undo = [(self._q(f"DELETE FROM {table} WHERE thread_id = ?"), (thread,))
+                for table in ("ctxfold_lg_checkpoints", "ctxfold_lg_blobs", "ctxfold_lg_writes")]
+        return statements, put_statements(pg, row, "", [("", "", "", b"")]), undo
 
     def run(self, statements: Sequence[Statement]) -> None:
         """``statements`` in one transaction on this object's own connections (a single
