@@ -311,8 +311,8 @@ class PostgresBackend:
 
     def open_idle(self, count: int, statements: Sequence[Statement] = (),
                   saves: Sequence[Sequence[Statement]] = (), undo: Sequence[Statement] = ()) -> None:
-        """Open connections until the pool holds ``count``, then have each idle one run what
-        its caller's first calls will: a read of each of the store's tables, ``statements``,
+        """Have each idle connection, and as many new ones as the pool lacks to hold ``count``
+        (opened at once), run what its caller's first calls will: a read of each of the store's tables, ``statements``,
         and each of ``saves`` (statements the caller will hand ``append_with``) as the
         statement of a save with no append, with a new context's and with a moved one's; in
         one transaction that ``undo`` (the caller's statements deleting what its own wrote)
@@ -322,33 +322,30 @@ class PostgresBackend:
         of the tables and its parsed statements are per connection: a first run took 0.7-1.3
         ms, the next 0.1-0.3) is part of its first calls. A failure is a ``StoreError``, and
         leaves no connection in a transaction."""
-        while True:
-            with self._all_lock:
-                if len(self._all) >= count:
-                    break
-            try:
-                con = connect(self._url)
-            except psycopg.Error as e:
-                raise StoreError(f"{self._name()}: {e}") from e
-            with self._all_lock:
-                self._all.append(con)
-                self._idle.append(con)
         with self._all_lock:
             taken, self._idle = self._idle, []
+            missing = max(count - len(self._all), 0)
         tried = trial_statements(statements, saves, undo)
+        opened: list[Connection] = []
 
-        def run(con: Connection) -> None:
+        def run(con: Connection | None) -> None:
+            if con is None:
+                con = connect(self._url)
+                with self._all_lock:
+                    self._all.append(con)
+                    opened.append(con)
             for sql, params in tried:
                 con.run(sql, params)
 
         try:
-            # each on a thread of its own: the server's work on one connection is not the others'
-            with ThreadPoolExecutor(max(len(taken), 1), thread_name_prefix="ctxfold-open") as pool:
-                list(pool.map(run, taken))
+            # each connection opened and run on a thread of its own: the server's work for one
+            # is not the others'
+            with ThreadPoolExecutor(max(len(taken) + missing, 1), thread_name_prefix="ctxfold-open") as pool:
+                list(pool.map(run, [*taken, *[None] * missing]))
         except psycopg.Error as e:
             raise StoreError(f"{self._name()}: {e}") from e
         finally:
-            for con in taken:  # (one a failure left in its transaction is closed)
+            for con in [*taken, *opened]:  # (one a failure left in its transaction is closed)
                 self._release(con)
 
     def _run(self, op: Callable[[Connection], T]) -> T:
