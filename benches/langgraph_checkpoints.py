@@ -2,7 +2,7 @@
 and ctxfold's ContextSaver (on SQLite and on PostgreSQL).
 
     python benches/langgraph_checkpoints.py [--turns 100,1000] [--url URL] [--read 1000,10000] [--rounds 1]
-                                            [--threads 1] [--replay THREADS]
+                                            [--threads 1] [--replay THREADS] [--aio TURNS]
 
 Each turn is one `graph.invoke` of a `StateGraph(MessagesState)` whose node calls a scripted chat
 model: a user message and an answer of about 400 characters each. Printed per saver and length:
@@ -24,6 +24,11 @@ of each saver (wall and CPU time a turn). Inside a graph the same calls run on L
 background threads beside the graph's own, and wait for the interpreter whenever they let go of
 it; replayed, they show what the saver's own work costs.
 
+With ``--aio TURNS``, the same graph run with ``ainvoke`` on the async savers: AsyncSqliteSaver,
+AsyncPostgresSaver and ContextSaver's async methods (made with ``async with``, as the stock
+ones are), each of the first turns of a thread printed with the median over the thread, ms of
+work inside ``aput`` and ``aput_writes`` (median of the rounds).
+
 Then what a full `get_tuple` costs on a thread of 1k / 10k messages (LangGraph needs the list as
 LangChain objects): ContextSaver warm (the saver that wrote it: the last fold's objects are
 cached), an older checkpoint, and cold (the first read of a fresh saver: every message rebuilt
@@ -36,6 +41,7 @@ dropped afterwards. Without a URL the PostgreSQL columns are left out."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import random
 import sqlite3
@@ -43,8 +49,8 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -229,6 +235,80 @@ def _run(kind: str, turns: int, folder: str, server: str | None, threads: int = 
 _FIRST_TURNS = 10
 
 
+# ---- async graphs ----------------------------------------------------------------------------
+
+_ASYNC = {"SqliteSaver": "AsyncSqliteSaver", "PostgresSaver": "AsyncPostgresSaver"}
+
+
+@asynccontextmanager
+async def _asaver(kind: str, folder: str, server: str | None) -> AsyncIterator[BaseCheckpointSaver]:
+    if kind == "AsyncSqliteSaver":
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(os.path.join(folder, f"astock-{uuid.uuid4().hex[:6]}.db")) as s:
+            await s.conn.execute("PRAGMA journal_mode=WAL")  # as the sync stock saver above
+            await s.conn.execute("PRAGMA synchronous=NORMAL")
+            await s.setup()
+            yield s
+    elif kind == "ContextSaver/SQLite":
+        async with ContextSaver(f"sqlite://{os.path.join(folder, f'actxfold-{uuid.uuid4().hex[:6]}.db')}") as saver:
+            yield saver
+    else:
+        assert server is not None
+        schema, url = _pg_schema_url(server)
+        try:
+            if kind == "AsyncPostgresSaver":
+                from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+                async with AsyncPostgresSaver.from_conn_string(url) as stock:
+                    await stock.setup()
+                    yield stock
+            else:
+                async with ContextSaver(url) as saver:
+                    yield saver
+        finally:
+            _pg_drop(server, schema)
+
+
+async def _arun(kind: str, turns: int, folder: str, server: str | None) -> list[float]:
+    """ms of work inside aput and aput_writes in each turn of one thread run with ainvoke."""
+    spent = [0.0]
+    async with _asaver(kind, folder, server) as saver:
+        for name in ("aput", "aput_writes"):
+            inner = getattr(saver, name)
+
+            async def timed(*a: Any, _fn: Callable[..., Any] = inner, **kw: Any) -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return await _fn(*a, **kw)
+                finally:
+                    spent[0] += time.perf_counter() - t0
+
+            setattr(saver, name, timed)
+        graph = _graph(saver, turns)
+        out = []
+        for n in range(turns):
+            before = spent[0]
+            await graph.ainvoke({"messages": [HumanMessage(_text(n, "question"), id=f"human-{n}")]},
+                                {"configurable": {"thread_id": "bench"}}, durability="sync")
+            out.append((spent[0] - before) * 1e3)
+    return out
+
+
+def _aruns(kinds: list[str], turns: int, rounds: int, folder: str, server: str | None) -> None:
+    kinds = [_ASYNC.get(k, k) for k in kinds]
+    print(f"\nAsync graphs (ainvoke), {turns} turns, {rounds} rounds: ms of checkpoint work in each of the first "
+          f"{min(turns, _FIRST_TURNS)} turns, and the median turn (median of the rounds)")
+    runs: dict[str, list[list[float]]] = {kind: [] for kind in kinds}
+    for _ in range(rounds):
+        for kind in kinds:
+            runs[kind].append(asyncio.run(_arun(kind, turns, folder, server)))
+    for kind, rs in runs.items():
+        each = [statistics.median(r[n] for r in rs) for n in range(min(turns, _FIRST_TURNS))]
+        typical = statistics.median(statistics.median(r) for r in rs)
+        print(f"  {kind:<24} " + " ".join(f"{ms:5.1f}" for ms in each) + f"   | median turn {typical:.2f}")
+
+
 def _median_run(runs: list[dict[str, float]]) -> dict[str, float]:
     """One row for several rounds of a saver: each figure's median (the bytes barely move
     between rounds; the times do)."""
@@ -377,6 +457,8 @@ def main() -> None:
                     "saver; the times are over every thread's turns, the bytes the first thread's (default 1)")
     ap.add_argument("--replay", type=int, default=0, help="also replay the calls of 10-turn threads outside a graph, "
                     "this many threads per saver (default 0: not)")
+    ap.add_argument("--aio", type=int, default=0, help="also run the graph with ainvoke on the async savers, one "
+                    "thread of this many turns per round (default 0: not)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each saver, interleaved; the timings printed are "
                     "their medians, each round's listed below (default 1)")
     args = ap.parse_args()
@@ -416,6 +498,8 @@ def main() -> None:
                           "less late")
         if args.replay:
             _replays(kinds, args.replay, folder, args.url)
+        if args.aio:
+            _aruns(kinds, args.aio, args.rounds, folder, args.url)
         if args.read:
             _reads([int(n) for n in args.read.split(",")], folder)
 
