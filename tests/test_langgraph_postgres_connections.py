@@ -62,3 +62,37 @@ def test_an_async_saver_has_run_what_a_turn_runs_at_its_first_call(pg_url) -> No
                 assert not new, new
 
     asyncio.run(main())
+
+
+def test_thousands_of_channels_and_writes_are_one_statement_each_and_read_back(pg_url) -> None:  # noqa: F811
+    # the rows of a checkpoint's blobs and of a task's writes go as arrays: no bound on their
+    # count (a VALUES list of 9,000 rows would pass PostgreSQL's 65,535 parameters)
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    n = 9_000
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {f"c{i}": {"i": i, "text": "x" * (i % 7)} for i in range(n)}
+    checkpoint["channel_versions"] = {f"c{i}": f"{i + 1:032}.0.1" for i in range(n)}
+    writes = [(f"c{i}", i) for i in range(n)]
+
+    def check(t: Any) -> None:
+        assert t is not None and t.checkpoint["channel_values"] == checkpoint["channel_values"]
+        assert sorted((task, channel, value) for task, channel, value in t.pending_writes) == \
+            sorted(("task", channel, value) for channel, value in writes)
+
+    with ContextSaver(pg_url) as saver:
+        config = saver.put({"configurable": {"thread_id": "wide", "checkpoint_ns": ""}}, checkpoint,
+                           {"source": "input", "step": -1}, checkpoint["channel_versions"])
+        saver.put_writes(config, writes, "task")
+        check(saver.get_tuple(config))
+
+    async def main() -> None:
+        async with ContextSaver(pg_url) as saver:
+            check(await saver.aget_tuple(config))
+            other = {**checkpoint, "id": checkpoint["id"][:-1] + "f"}
+            aconfig = await saver.aput({"configurable": {"thread_id": "wide-async", "checkpoint_ns": ""}}, other,
+                                       {"source": "input", "step": -1}, checkpoint["channel_versions"])
+            await saver.aput_writes(aconfig, writes, "task")
+            check(await saver.aget_tuple(aconfig))
+
+    asyncio.run(main())

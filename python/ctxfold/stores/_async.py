@@ -270,8 +270,8 @@ class AsyncStore:
                          undo: Sequence[Statement]) -> None:
         """The hook for code that knows what its first calls will run (the LangGraph saver):
         on PostgreSQL, ``count`` of this event loop's connections opened, each having run
-        ``statements``, ``saves`` and ``undo`` (see ``PostgresBackend.open_idle``); on SQLite, the store
-        opened."""
+        ``statements``, ``saves`` and ``undo`` (see ``PostgresBackend.open_idle``); on SQLite,
+        the store opened."""
         db = self._db
         if isinstance(db, _ThreadedSQLite):
             await db.open()

@@ -312,16 +312,16 @@ class PostgresBackend:
     def open_idle(self, count: int, statements: Sequence[Statement] = (),
                   saves: Sequence[Sequence[Statement]] = (), undo: Sequence[Statement] = ()) -> None:
         """Have each idle connection, and as many new ones as the pool lacks to hold ``count``
-        (opened at once), run what its caller's first calls will: a read of each of the store's tables, ``statements``,
-        and each of ``saves`` (statements the caller will hand ``append_with``) as the
-        statement of a save with no append, with a new context's and with a moved one's; in
-        one transaction that ``undo`` (the caller's statements deleting what its own wrote)
-        and the store's own deletes end, so that nothing stays. For a caller that knows how
-        many connections it will use at once and what it will run on them: neither opening a
-        connection (milliseconds) nor the server's first run of a statement on it (its caches
-        of the tables and its parsed statements are per connection: a first run took 0.7-1.3
-        ms, the next 0.1-0.3) is part of its first calls. A failure is a ``StoreError``, and
-        leaves no connection in a transaction."""
+        (opened at once), run what its caller's first calls will: a read of each of the
+        store's tables, ``statements``, and each of ``saves`` (statements the caller will hand
+        ``append_with``) as the statement of a save with no append, with a new context's and
+        with a moved one's; in one transaction that ``undo`` (the caller's statements deleting
+        what its own wrote) and the store's own deletes end, so that nothing stays. For a
+        caller that knows how many connections it will use at once and what it will run on
+        them: neither opening a connection (milliseconds) nor the server's first run of a
+        statement on it (its caches of the tables and its parsed statements are per
+        connection: a first run took 0.7-1.3 ms, the next 0.1-0.3) is part of its first calls.
+        A failure is a ``StoreError``, and leaves no connection in a transaction."""
         with self._all_lock:
             taken, self._idle = self._idle, []
             missing = max(count - len(self._all), 0)
