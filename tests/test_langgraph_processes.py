@@ -101,4 +101,3 @@ def test_a_saver_uses_its_stores_connections(kind, request, tmp_path) -> None:
     for con in pool:  # closed with the store
         with pytest.raises((sqlite3.ProgrammingError, psycopg.OperationalError)):
             con.execute("SELECT 1")
-
