@@ -550,7 +550,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
             loop = asyncio.get_running_loop()
             if self._aopened is not loop:
                 self._aopened = loop  # (before the wait: calls meanwhile go on without it)
-                statements, checkpoint, undo = self._tables.turn_statements()
+                statements, checkpoint, undo = self._tables.turn_statements() if self._tables._pg is not None else ([], [], [])
                 await io[0]._open_idle(_CONNECTIONS_AT_ONCE, statements, [checkpoint], undo)
         return io
 

@@ -206,22 +206,21 @@ class Tables:
         return put_statements(self._pg is not None, row, run_id, blobs)
 
     def turn_statements(self) -> tuple[list[Statement], list[Statement], list[Statement]]:
-        """What a graph's turn runs, with values of the types a turn's have, on a thread no
-        checkpoint is of: (the reads it begins with and its pending writes, a checkpoint's
-        statements, the deletes of what those wrote). Run on each of the store's connections
-        when the saver is made, in a transaction that leaves nothing, so that the server's
-        first run of each is not part of a first turn."""
+        """What a graph's turn runs on PostgreSQL, with values of the types a turn's have, on a
+        thread no checkpoint is of: (the reads it begins with and its pending writes, a
+        checkpoint's statements, the deletes of what those wrote). Run on each of the store's
+        connections when the saver is made, in a transaction that leaves nothing, so that the
+        server's first run of each is not part of a first turn."""
         thread = f"ctxfold-trial-{uuid.uuid4()}"
         row: CheckpointRow = (thread, "", "", None, "msgpack", b"", "msgpack", b"")
-        pg = self._pg is not None
-        statements = [(self._q(sql), params) for sql, params in (
+        statements = [(sql.replace("?", "%s"), params) for sql, params in (
             q_checkpoint(thread, "", None), q_checkpoint(thread, "", ""), q_writes(thread, "", ""),
-            q_blobs(thread, "", {"": ""}, pg))]
+            q_blobs(thread, "", {"": ""}, True))]
         for replace in (False, True):
-            statements += writes_statements(pg, thread, "", "", "", "", [(0, "", "", b"")], replace)
-        undo = [(self._q(f"DELETE FROM {table} WHERE thread_id = ?"), (thread,))
+            statements += writes_statements(True, thread, "", "", "", "", [(0, "", "", b"")], replace)
+        undo = [(f"DELETE FROM {table} WHERE thread_id = %s", (thread,))
                 for table in ("ctxfold_lg_checkpoints", "ctxfold_lg_blobs", "ctxfold_lg_writes")]
-        return statements, put_statements(pg, row, "", [("", "", "", b"")]), undo
+        return statements, put_statements(True, row, "", [("", "", "", b"")]), undo
 
     def run(self, statements: Sequence[Statement]) -> None:
         """``statements`` in one transaction on this object's own connections (a single
