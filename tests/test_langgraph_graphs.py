@@ -197,7 +197,38 @@ def tool_messages_exact(saver: Any, ids: Ids) -> Any:
     return outs, snapshot(graph, CFG, ids)
 
 
-@pytest.mark.parametrize("scenario", [chat, tools_loop, approval, removals, branches, subgraphs, tool_messages_exact])
+def edits_in_place(saver: Any, ids: Ids) -> Any:
+    """Messages their holders change in place: the node's own answer after the turn, one read
+    from ``get_state`` then written back with ``update_state`` (as LangGraph's own tests do),
+    and lists read from the history. Only what is written back changes a checkpoint."""
+    held = AIMessage("", id="ai-1", tool_calls=[{"name": "weather", "args": {"city": "Rome"}, "id": "c1",
+                                                   "type": "tool_call"}])
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [held]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", END)
+    graph = g.compile(checkpointer=saver)
+    outs = [ids(graph.invoke({"messages": [HumanMessage("weather?", id="human-1")]}, CFG))]
+    held.tool_calls[0]["args"]["city"] = "Oslo"
+    held.content = "changed by its holder after the turn"
+    before = snapshot(graph, CFG, ids)
+    last = graph.get_state(CFG).values["messages"][-1]
+    last.tool_calls[0]["args"]["city"] = "Paris"
+    assert graph.get_state(CFG).values["messages"][-1].tool_calls[0]["args"]["city"] == "Rome"
+    graph.update_state(CFG, {"messages": last})
+    for h in graph.get_state_history(CFG):
+        for m in h.values.get("messages", []):
+            m.additional_kwargs["scribbled"] = True
+            m.content = "scribbled"
+    return outs, before, snapshot(graph, CFG, ids)
+
+
+@pytest.mark.parametrize("scenario", [chat, tools_loop, approval, removals, branches, subgraphs, tool_messages_exact,
+                                      edits_in_place])
 def test_same_as_in_memory_saver(scenario, make_saver) -> None:
     both(scenario, make_saver)
 

@@ -328,3 +328,43 @@ def test_a_closed_saver_refuses_calls(tmp_path) -> None:
     saver.close()
     with pytest.raises(RuntimeError, match="closed"):
         saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
+
+
+def _containers(v: Any) -> list[Any]:
+    """Every dict and list inside ``v`` (a message's field values), depth first."""
+    if isinstance(v, dict):
+        return [v, *(c for x in v.values() for c in _containers(x))]
+    if isinstance(v, list):
+        return [v, *(c for x in v for c in _containers(x))]
+    return []
+
+
+@pytest.mark.parametrize("message", RICH, ids=lambda m: f"{type(m).__name__}-{m.id}")
+def test_a_copy_is_equal_and_shares_nothing_that_changes(message) -> None:
+    from ctxfold.adapters.langgraph._messages import fresh
+
+    c = fresh(message)
+    assert c is not message and type(c) is type(message)
+    _exact([c], [message])
+    assert c.__pydantic_fields_set__ == message.__pydantic_fields_set__
+    mine = {id(x) for x in _containers(message.__dict__)}
+    assert not mine & {id(x) for x in _containers(c.__dict__)}
+
+
+def test_changing_what_a_put_was_given_or_a_read_gave_changes_no_checkpoint(saver) -> None:
+    given = [HumanMessage("q", id="h1"), AIMessage("", id="a1", tool_calls=[{**CALL, "args": {"x": [1]}}])]
+    want = [m.model_copy(deep=True) for m in given]
+    first = _put(saver, "t", given, None, 1)
+    given[1].tool_calls[0]["args"]["x"].append(2)
+    given[0].content = "changed"
+    read = _read(saver, "t", first)
+    _exact(read, want)
+    read[1].tool_calls[0]["args"]["x"].append(3)
+    read[1].additional_kwargs["k"] = "v"
+    again = _read(saver, "t", first)
+    _exact(again, want)
+    assert again[0] is not read[0]
+    # the changed message written back is a change the log records
+    second = _put(saver, "t", read, first, 2)
+    _exact(_read(saver, "t", second), read)
+    _exact(_read(saver, "t", first), want)

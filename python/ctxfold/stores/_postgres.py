@@ -14,14 +14,13 @@ import dataclasses
 import functools
 import re
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, Statement, StoredContext, Write, listed
+from ._rows import Read, Statement, StoredContext, Write, listed, trial_name
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -187,7 +186,7 @@ def trial_statements(statements: Sequence[Statement], saves: Sequence[Sequence[S
     committed, it leaves nothing. (Not rolled back: psycopg forgets the statements it has
     prepared when it sees a ROLLBACK.) The values are of the types a real save's are, so that
     the server keeps the statements for those."""
-    first = Write(id=f"ctxfold-trial-{uuid.uuid4()}", expected=None, head=1, state="{}",
+    first = Write(id=f"ctxfold-trial-{trial_name()}", expected=None, head=1, state="{}",
                   created_at=datetime.now(timezone.utc), message_count=1, agent_name=None, origin_context_id=None,
                   events=[(0, "{}")], content=[])
     next_ = dataclasses.replace(first, expected=1, head=2, message_count=2, events=[(1, "{}")])

@@ -3,6 +3,7 @@ one load's rows, one listing entry. Plain data; the backends hold the SQL."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,12 +11,20 @@ from typing import Any, Protocol
 
 from ..errors import DecodeError
 
-__all__ = ["Backend", "Read", "Statement", "StoredContext", "StoredTail", "Write", "count_column", "listed"]
+__all__ = ["Backend", "Read", "Statement", "StoredContext", "StoredTail", "Write", "count_column", "listed",
+           "trial_name"]
 
 # One SQL statement of a caller's own tables, in the backend's placeholder style (SQLite ``?``,
 # PostgreSQL ``%s`` / ``%(name)s``), and its parameters: run by ``append_with`` inside a save's
 # transaction.
 Statement = tuple[str, Any]
+
+
+def trial_name() -> str:
+    """A name no application row has, for the rows of a trial transaction (which leaves none):
+    random from ``secrets``, not ``uuid.uuid4``, which applications' tests patch to make their
+    own ids predictable (LangGraph's do), and a saver made there must not take those."""
+    return f"ctxfold-trial-{secrets.token_hex(16)}"
 
 
 @dataclass(frozen=True)

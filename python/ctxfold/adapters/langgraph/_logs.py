@@ -90,7 +90,7 @@ class Logs:
         # set by an async caller for one step: the AsyncStore's answers (see _ask)
         self.answers: dict[tuple[str, str], Any] | None = None
         # the last prefix read (segments → objects): a branch's puts read the same one each time
-        self._prefix: tuple[tuple[str, tuple[Segment, ...]], list[BaseMessage]] | None = None
+        self._prefix: tuple[tuple[str, tuple[Segment, ...]], tuple[BaseMessage, ...]] | None = None
 
     # ---- opening -------------------------------------------------------------------------
 
@@ -170,34 +170,41 @@ class Logs:
     # ---- reading -------------------------------------------------------------------------
 
     def read(self, thread_id: str, ns: str, channel: str, segments: Sequence[Segment]) -> list[BaseMessage]:
-        """The list ``segments`` record: a new list (the message objects are shared)."""
+        """The list ``segments`` record, as new objects: the caller's to change (see
+        ``MessageLog``). The part before a branch's own log is kept as what the caller holds
+        there, for the branch's next put."""
         with self.lock:
             out: list[BaseMessage] = []
-            for key, token, seq, count in segments:
+            for n, (key, token, seq, count) in enumerate(segments):
+                if n and n == len(segments) - 1:
+                    self._prefix = ((log_id(thread_id, ns, channel), tuple(segments[:-1])), tuple(out))
                 log = self._holding(log_id(thread_id, ns, channel, key), token, seq)
-                part = log.at(seq)
-                out += part if count >= len(part) else part[:count]
+                out += log.read(seq, count)
             return out
 
-    def _prefix_of(self, thread_id: str, ns: str, channel: str, segments: Sequence[Segment]) -> list[BaseMessage]:
+    def _prefix_of(self, thread_id: str, ns: str, channel: str, segments: Sequence[Segment]) -> Sequence[BaseMessage]:
+        """The list ``segments`` record: the one the caller was last given for them (found by
+        identity in ``target``), else the saver's own objects."""
         if not segments:
-            return []
+            return ()
         key = (log_id(thread_id, ns, channel), tuple(segments))
         if self._prefix is not None and self._prefix[0] == key:
             return self._prefix[1]
-        out = self.read(thread_id, ns, channel, segments)
-        self._prefix = (key, out)
-        return out
+        out: list[BaseMessage] = []
+        for s_key, token, seq, count in segments:
+            out += self._holding(log_id(thread_id, ns, channel, s_key), token, seq).own_at(seq)[:count]
+        self._prefix = (key, tuple(out))
+        return self._prefix[1]
 
     # ---- writing -------------------------------------------------------------------------
 
-    def known(self, thread_id: str, ns: str, channel: str, parent: Sequence[Segment] | None) -> list[BaseMessage]:
-        """Messages of the channel already checked: the cached list of the open log the
-        parent's list ends in (empty when there is none), for ``is_messages``."""
+    def known(self, thread_id: str, ns: str, channel: str, parent: Sequence[Segment] | None) -> Sequence[BaseMessage]:
+        """Messages of the channel already checked: the list the caller holds at the head of
+        the open log the parent's list ends in (empty when there is none), for ``is_messages``."""
         if not parent:
-            return []
+            return ()
         log = self._open.get(log_id(thread_id, ns, channel, parent[-1][0]))
-        return log.cached() if log is not None else []
+        return log.seen() if log is not None else ()
 
     def stage(self, thread_id: str, ns: str, channel: str, parent: Sequence[Segment] | None,
               target: list[BaseMessage], checkpoint_id: str, trust_open: bool) -> tuple[MessageLog | None, list[Segment]]:
@@ -228,12 +235,12 @@ class Logs:
             log = self._holding(cid, token, seq)
         prefix_list = self._prefix_of(thread_id, ns, channel, prefix)
         k = len(prefix_list)
-        if log.ctx.next_seq == seq and count == len(log.head()) and _common(prefix_list, target) == k:
+        if log.ctx.next_seq == seq and count == len(log.ctx) and _common(prefix_list, target) == k:
             new_seq = log.put(target[k:])
             return log, [*prefix, (key, log.token, new_seq, len(target) - k)]
         # a branch: parts from the parent's list after the messages both start with
-        own = log.at(seq)[:count]
-        k = _common(prefix_list + own, target)
+        own = log.own_at(seq)[:count]
+        k = _common([*prefix_list, *own], target)
         kept: list[Segment] = []
         taken = 0
         for (s_key, s_token, s_seq, _), length in zip(parent, [*(c for *_, c in prefix), len(own)]):

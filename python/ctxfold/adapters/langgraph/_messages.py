@@ -11,6 +11,7 @@ that reads the log.
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Sequence
 from itertools import compress, count, islice, repeat
 from operator import is_not
@@ -25,7 +26,7 @@ from ...errors import FormatError
 from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
 from ...formats._plan import Answer, Unplanned, alone
 
-__all__ = ["MessageLog", "first_change", "is_messages", "same"]
+__all__ = ["MessageLog", "first_change", "fresh", "is_messages", "same"]
 
 _SERDE_KEY = "langgraph"
 
@@ -91,6 +92,39 @@ def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
         return Message(role, None, metadata=meta, **kw)
 
 
+# Field values shared rather than copied: nothing in them can change.
+_IMMUTABLE = frozenset({str, int, float, bool, bytes, type(None)})
+_set = object.__setattr__
+
+
+def _copied(v: Any) -> Any:
+    """A deep copy of a field's value: JSON-like containers copied here (``deepcopy``'s
+    bookkeeping costs more than such a copy), anything else through ``deepcopy``."""
+    t = type(v)
+    if t in _IMMUTABLE:
+        return v
+    if t is dict:
+        return {k: _copied(x) for k, x in v.items()}
+    if t is list:
+        return [_copied(x) for x in v]
+    return copy.deepcopy(v)
+
+
+def fresh(lc: BaseMessage) -> BaseMessage:
+    """A copy of ``lc``, ``==`` to it and sharing nothing that can change: what pydantic's
+    deep copy makes, at a third of its cost for a message (a read copies every message)."""
+    if getattr(lc, "__pydantic_private__", None) is not None:
+        return copy.deepcopy(lc)
+    cls = type(lc)
+    out = cls.__new__(cls)
+    _set(out, "__dict__", {k: v if type(v) in _IMMUTABLE else _copied(v) for k, v in lc.__dict__.items()})
+    extra = lc.__pydantic_extra__
+    _set(out, "__pydantic_extra__", None if extra is None else _copied(extra))
+    _set(out, "__pydantic_fields_set__", set(lc.__pydantic_fields_set__))
+    _set(out, "__pydantic_private__", None)
+    return out
+
+
 def same(a: BaseMessage, b: BaseMessage) -> bool:
     """The same message: the very object, or one of its class ``==`` to it."""
     return a is b or (a.id == b.id and type(a) is type(b) and a == b)
@@ -100,16 +134,23 @@ class MessageLog:
     """A message channel of one thread and namespace: a Context whose fold at each recorded
     seq is the channel's list at a checkpoint.
 
-    ``head`` caches the LangChain objects of the fold at ``ctx.next_seq`` (the list last put or
-    read), and ``objects`` the LangChain object of every logged message seen, so that a put
-    costs what changed and a read rebuilds only messages it has not built before."""
+    The saver's LangChain objects are its own: ``objects`` holds one per logged message seen
+    (a copy of what a put was given, or built from the log), never handed out and never one a
+    caller holds, so that a caller who changes a message it was given or gave (LangGraph's
+    own tests edit a message read from ``get_state`` in place) changes no checkpoint. A read
+    returns copies. A put finds the unchanged part of the list by identity against the list
+    the caller holds at the head (``seen``: the last one put, or the last one read there),
+    so that it costs what changed; where identity ends it compares with the saver's own
+    objects by value."""
 
     def __init__(self, ctx: Context, serde: Any) -> None:
         self.ctx = ctx
         self.serde = serde
         self.objects: dict[Message, BaseMessage] = {}
-        self._head: list[BaseMessage] | None = None
+        self._head: list[BaseMessage] | None = None  # the saver's objects of the fold at ``_head_seq``
         self._head_seq = -1
+        self._seen: tuple[BaseMessage, ...] = ()  # the list a caller holds for the fold at ``_seen_seq``
+        self._seen_seq = -1
         self.token = ctx.created_at.isoformat()
 
     # ---- reading -------------------------------------------------------------------------
@@ -130,46 +171,56 @@ class MessageLog:
                 out.append(lc)
         return out
 
-    def cached(self) -> list[BaseMessage]:
-        """The list last put or read (messages, every one), without building one: empty when
-        there is none."""
-        return self._head or []
+    def seen(self) -> Sequence[BaseMessage]:
+        """The list a caller holds for the fold at the head (messages, every one), without
+        building one: empty when there is none."""
+        return self._seen if self._seen_seq == self.ctx.next_seq else ()
 
-    def head(self) -> list[BaseMessage]:
-        seq = self.ctx.next_seq
+    def own_at(self, seq: int) -> list[BaseMessage]:
+        """The saver's own objects of the fold at ``seq`` (not for handing out)."""
+        if seq != self.ctx.next_seq:
+            return self._objects_of(self.ctx.messages_at(seq))
         if self._head is None or self._head_seq != seq:
             self._head = self._objects_of(self.ctx.messages)
             self._head_seq = seq
         return self._head
 
-    def at(self, seq: int) -> list[BaseMessage]:
-        """The channel's list as of ``seq``: a new list (the message objects are shared)."""
-        if seq == self.ctx.next_seq:
-            return list(self.head())
-        return self._objects_of(self.ctx.messages_at(seq))
+    def read(self, seq: int, count: int) -> list[BaseMessage]:
+        """The first ``count`` messages of the fold at ``seq``: new objects, the caller's to
+        change. A read of the whole list at the head is what the caller then holds there."""
+        own = self.own_at(seq)
+        whole = count >= len(own)
+        out = [fresh(lc) for lc in (own if whole else own[:count])]
+        if whole and seq == self.ctx.next_seq:
+            self._seen, self._seen_seq = tuple(out), seq
+        return out
 
     # ---- writing -------------------------------------------------------------------------
 
     def put(self, target: list[BaseMessage]) -> int:
         """Append what takes the fold at the head to ``target``; return the seq it stands at.
 
-        One pass: the unchanged prefix is skipped by identity (or ``==``); then, in order, a
-        message with the same id is kept (or replaced where it changed), a message whose id is
-        gone is removed (consecutive removals are one event), and what is new at the end is
-        appended. A reorder or an insert before kept messages removes from there on and appends
-        the rest again (LangGraph's reducers never do that)."""
-        head = self.head()
+        One pass: the unchanged prefix is skipped by identity with the list the caller holds
+        (or ``==`` to the saver's own objects); then, in order, a message with the same id is
+        kept (or replaced where it changed), a message whose id is gone is removed (consecutive
+        removals are one event), and what is new at the end is appended. A reorder or an insert
+        before kept messages removes from there on and appends the rest again (LangGraph's
+        reducers never do that)."""
+        ctx = self.ctx
+        seen = self.seen()
+        n, m = len(ctx), len(target)
         # The edits, planned (and every message converted) before the log changes: a message
         # that cannot be stored leaves the log as it was.
         # ("remove", first, last, []) / ("replace", pos, 0, [new]) / ("add", 0, 0, [new, ...])
         ops: list[tuple[str, int, int, list[tuple[Message, BaseMessage]]]] = []
-        n, m = len(head), len(target)
-        # The unchanged prefix: the very objects (LangGraph passes the list it read back), found
-        # at C speed; from the first that is not, compared by value.
-        i = j = first_change(head, target)
-        while i < n and j < m and same(head[i], target[j]):
-            i += 1
-            j += 1
+        # The unchanged prefix: the very objects the caller holds (LangGraph passes the list it
+        # read back), found at C speed; from the first that is not, compared by value.
+        i = j = first_change(seen, target) if len(seen) == n else 0
+        if i < n:
+            head = self.own_at(ctx.next_seq)
+            while i < n and j < m and same(head[i], target[j]):
+                i += 1
+                j += 1
         if i < n:
             wanted = {x.id for x in target[j:] if x.id is not None}
             pos = i  # the position of head[i] in the transcript as it is being edited
@@ -196,7 +247,6 @@ class MessageLog:
                 ops.append(("remove", pos, pos + removing - 1, []))
         if j < m:
             ops.append(("add", 0, 0, [self._converted(x) for x in target[j:]]))
-        ctx = self.ctx
         for kind, a, b, new in ops:
             if kind == "remove":
                 ctx.remove_message_range(a, b)
@@ -206,12 +256,14 @@ class MessageLog:
                 ctx.add_messages([x for x, _ in new])
             for x, lc in new:
                 self.objects[x] = lc
-        self._head = list(target)
-        self._head_seq = ctx.next_seq
+        self._head = None
+        self._seen, self._seen_seq = tuple(target), ctx.next_seq
         return ctx.next_seq
 
     def _converted(self, lc: BaseMessage) -> tuple[Message, BaseMessage]:
-        return _to_ctxfold(lc, self.serde), lc
+        """``lc`` as a ctxfold message, with the saver's own copy of it."""
+        return _to_ctxfold(lc, self.serde), fresh(lc)
 
     def forget_head(self) -> None:
         self._head = None
+        self._seen_seq = -1

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ...errors import StoreError
-from ...stores._rows import Statement
+from ...stores._rows import Statement, trial_name
 
 __all__ = ["Tables", "CheckpointRow", "put_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
@@ -211,7 +210,7 @@ class Tables:
         checkpoint's statements, the deletes of what those wrote). Run on each of the store's
         connections when the saver is made, in a transaction that leaves nothing, so that the
         server's first run of each is not part of a first turn."""
-        thread = f"ctxfold-trial-{uuid.uuid4()}"
+        thread = f"ctxfold-trial-{trial_name()}"
         row: CheckpointRow = (thread, "", "", None, "msgpack", b"", "msgpack", b"")
         statements = [(sql.replace("?", "%s"), params) for sql, params in (
             q_checkpoint(thread, "", None), q_checkpoint(thread, "", ""), q_writes(thread, "", ""),
