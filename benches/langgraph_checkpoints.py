@@ -30,10 +30,10 @@ ones are), each of the first turns of a thread printed with the median over the 
 work inside ``aput`` and ``aput_writes`` (median of the rounds).
 
 Then what a full `get_tuple` costs on a thread of 1k / 10k messages (LangGraph needs the list as
-LangChain objects): ContextSaver warm (the saver that wrote it: the last fold's objects are
-cached), an older checkpoint, and cold (the first read of a fresh saver: every message rebuilt
-from its log; opening the saver is not counted), against SqliteSaver (every checkpoint unpickles
-the whole list).
+LangChain objects): ContextSaver warm (the saver that wrote it holds every message's object: a
+read copies them), an older checkpoint, cold (the first read of a fresh saver: every message
+rebuilt from its log; opening the saver is not counted), and warm with ``share_messages=True``
+(no copy), against SqliteSaver (every checkpoint unpickles the whole list).
 
 The PostgreSQL URL defaults to CTXFOLD_TEST_POSTGRES_URL; each saver gets a schema of its own,
 dropped afterwards. Without a URL the PostgreSQL columns are left out."""
@@ -420,6 +420,9 @@ def _read_row(n: int, folder: str) -> str:
     warm = _median_ms(lambda: saver.get_tuple(latest))
     older = _median_ms(lambda: saver.get_tuple(configs[1]))
     saver.close()
+    with ContextSaver(f"sqlite://{path}", share_messages=True) as sharing:
+        sharing.get_tuple(latest)  # its first read builds the objects; later ones share them
+        shared = _median_ms(lambda: sharing.get_tuple(latest))
 
     def cold() -> float:
         # the first read of a saver that has never seen the thread (opening the saver, its
@@ -435,13 +438,13 @@ def _read_row(n: int, folder: str) -> str:
     _put_thread(stock, msgs, 4)
     stock_ms = _median_ms(lambda: stock.get_tuple(latest))
     con.close()
-    return f"{n:>9,} | {stock_ms:>11.1f} | {warm:>17.2f} | {older:>16.2f} | {cold_ms:>16.1f}"
+    return f"{n:>9,} | {stock_ms:>11.1f} | {warm:>17.2f} | {older:>16.2f} | {cold_ms:>16.1f} | {shared:>12.2f}"
 
 
 def _reads(sizes: list[int], folder: str) -> None:
     print("\nget_tuple of a thread's latest checkpoint, the whole list rebuilt as LangChain objects (median ms)")
     print(f"{'messages':>9} | {'SqliteSaver':>11} | {'ContextSaver warm':>17} | {'older checkpoint':>16} | "
-          f"{'cold (new saver)':>16}")
+          f"{'cold (new saver)':>16} | {'warm, shared':>12}")
     for n in sizes:
         print(_read_row(n, folder))
 

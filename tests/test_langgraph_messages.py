@@ -368,3 +368,16 @@ def test_changing_what_a_put_was_given_or_a_read_gave_changes_no_checkpoint(save
     second = _put(saver, "t", read, first, 2)
     _exact(_read(saver, "t", second), read)
     _exact(_read(saver, "t", first), want)
+
+
+def test_shared_messages_are_the_objects_put(tmp_path) -> None:
+    with ContextSaver(f"sqlite://{tmp_path}/s.db", share_messages=True) as sharing:
+        given = list(RICH[:4])
+        first = _put(sharing, "t", given, None, 1)
+        read = _read(sharing, "t", first)
+        assert all(a is b for a, b in zip(read, given)) and len(read) == len(given)
+        assert all(a is b for a, b in zip(_read(sharing, "t", first), read))
+    with ContextSaver(f"sqlite://{tmp_path}/s.db") as copying:  # the same log, read by a copying saver
+        once, twice = _read(copying, "t", first), _read(copying, "t", first)
+        _exact(once, given)
+        assert not any(a is b for a, b in zip(once, twice))

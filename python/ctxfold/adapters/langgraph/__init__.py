@@ -91,11 +91,18 @@ class ContextSaver(BaseCheckpointSaver[str]):
     checkpoint rows go into the store's database beside its contexts, each checkpoint in one
     transaction with its log appends.
     ``serde``: LangGraph's serializer for every other channel and the pending writes
-    (``JsonPlusSerializer`` by default). Any thread may call it; its connections are pooled."""
+    (``JsonPlusSerializer`` by default).
+    ``share_messages``: by default a read returns copies of its messages and a put keeps a
+    copy of what it is given, so that a message its holder changes in place changes no
+    checkpoint (as with LangGraph's own savers), at a copy per message read. ``True`` shares
+    the objects instead, for callers that never change a message in place (LangGraph's
+    reducers never do): a read of a thread's latest checkpoint then costs no copy.
+    Any thread may call it; its connections are pooled."""
 
     def __init__(self, store: Store | AsyncStore | str | os.PathLike[str] | None = None, *,
-                 serde: SerializerProtocol | None = None) -> None:
+                 serde: SerializerProtocol | None = None, share_messages: bool = False) -> None:
         super().__init__(serde=serde)
+        self._share = bool(share_messages)
         given, owned = opened_store(store, prefer=Store)
         opened: list[Store | Tables] = [given] if owned and isinstance(given, Store) else []
         try:
@@ -126,7 +133,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         backend: Any = self.store._db if self.store is not None else None
         self._tables = Tables(backend)
         opened.append(self._tables)
-        self._logs = Logs(self.store, self.serde)
+        self._logs = Logs(self.store, self.serde, self._share)
         # LangGraph writes a checkpoint and a task's pending writes from two threads at once.
         # SQLite has one writer per file: two connections racing for it meet SQLITE_BUSY and
         # sleep in its busy handler (milliseconds), so this saver's writes take turns here

@@ -82,9 +82,10 @@ class Logs:
     """The open message logs of one saver. ``lock`` is held by the saver across a put (stage,
     then commit) and by every read, so the open logs change one call at a time."""
 
-    def __init__(self, store: Store | None, serde: Any) -> None:
+    def __init__(self, store: Store | None, serde: Any, share: bool = False) -> None:
         self.store = store
         self._serde = serde
+        self._share = share  # MessageLog's ``share``
         self._open: dict[str, MessageLog] = {}
         self.lock = threading.RLock()
         # set by an async caller for one step: the AsyncStore's answers (see _ask)
@@ -128,7 +129,7 @@ class Logs:
         ctx = self._ask("load", cid)
         if ctx is None:
             return None
-        log = self._open[cid] = MessageLog(ctx, self._serde)
+        log = self._open[cid] = MessageLog(ctx, self._serde, self._share)
         return log
 
     def _caught_up(self, cid: str) -> MessageLog | None:
@@ -148,7 +149,7 @@ class Logs:
         data: dict[str, Any] = {"version": 2, "id": cid}
         if origin is not None:
             data["origin_context_id"] = origin
-        log = self._open[cid] = MessageLog(Context.deserialize(data), self._serde)
+        log = self._open[cid] = MessageLog(Context.deserialize(data), self._serde, self._share)
         return log
 
     def _exists(self, cid: str) -> bool:
@@ -299,4 +300,4 @@ class Logs:
             ctx = Context.deserialize(data)
             if self.store is not None:
                 self.store.save(ctx)
-            self._open[target] = MessageLog(ctx, self._serde)
+            self._open[target] = MessageLog(ctx, self._serde, self._share)

@@ -141,11 +141,13 @@ class MessageLog:
     returns copies. A put finds the unchanged part of the list by identity against the list
     the caller holds at the head (``seen``: the last one put, or the last one read there),
     so that it costs what changed; where identity ends it compares with the saver's own
-    objects by value."""
+    objects by value. With ``share`` (the caller promises never to change a message in place)
+    the objects are not copied either way."""
 
-    def __init__(self, ctx: Context, serde: Any) -> None:
+    def __init__(self, ctx: Context, serde: Any, share: bool = False) -> None:
         self.ctx = ctx
         self.serde = serde
+        self.share = share
         self.objects: dict[Message, BaseMessage] = {}
         self._head: list[BaseMessage] | None = None  # the saver's objects of the fold at ``_head_seq``
         self._head_seq = -1
@@ -190,7 +192,12 @@ class MessageLog:
         change. A read of the whole list at the head is what the caller then holds there."""
         own = self.own_at(seq)
         whole = count >= len(own)
-        out = [fresh(lc) for lc in (own if whole else own[:count])]
+        part = own if whole else own[:count]
+        if self.share:
+            out = list(part)
+        else:
+            with collector_paused(len(part)):  # (as a build: many new objects, no cycles among them)
+                out = [fresh(lc) for lc in part]
         if whole and seq == self.ctx.next_seq:
             self._seen, self._seen_seq = tuple(out), seq
         return out
@@ -261,8 +268,8 @@ class MessageLog:
         return ctx.next_seq
 
     def _converted(self, lc: BaseMessage) -> tuple[Message, BaseMessage]:
-        """``lc`` as a ctxfold message, with the saver's own copy of it."""
-        return _to_ctxfold(lc, self.serde), fresh(lc)
+        """``lc`` as a ctxfold message, with the saver's own copy of it (``lc`` itself when shared)."""
+        return _to_ctxfold(lc, self.serde), lc if self.share else fresh(lc)
 
     def forget_head(self) -> None:
         self._head = None
