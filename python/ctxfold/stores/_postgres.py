@@ -186,7 +186,7 @@ def trial_statements(statements: Sequence[Statement], saves: Sequence[Sequence[S
     committed, it leaves nothing. (Not rolled back: psycopg forgets the statements it has
     prepared when it sees a ROLLBACK.) The values are of the types a real save's are, so that
     the server keeps the statements for those."""
-    first = Write(id=f"ctxfold-trial-{trial_name()}", expected=None, head=1, state="{}",
+    first = Write(id=trial_name(), expected=None, head=1, state="{}",
                   created_at=datetime.now(timezone.utc), message_count=1, agent_name=None, origin_context_id=None,
                   events=[(0, "{}")], content=[])
     next_ = dataclasses.replace(first, expected=1, head=2, message_count=2, events=[(1, "{}")])

@@ -210,7 +210,7 @@ class Tables:
         checkpoint's statements, the deletes of what those wrote). Run on each of the store's
         connections when the saver is made, in a transaction that leaves nothing, so that the
         server's first run of each is not part of a first turn."""
-        thread = f"ctxfold-trial-{trial_name()}"
+        thread = trial_name()
         row: CheckpointRow = (thread, "", "", None, "msgpack", b"", "msgpack", b"")
         statements = [(sql.replace("?", "%s"), params) for sql, params in (
             q_checkpoint(thread, "", None), q_checkpoint(thread, "", ""), q_writes(thread, "", ""),
