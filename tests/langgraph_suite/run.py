@@ -20,12 +20,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
-from importlib.metadata import version
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _sdist import unpacked  # noqa: E402
 
 # test name -> why: each fails the same way with InMemorySaver, SqliteSaver and PostgresSaver.
 _STREAMED = ("streamed messages' metadata: the installed langchain-core adds 'ls_integration', which "
@@ -40,17 +41,8 @@ SWAP = "\nfrom ctxfold_checkpointer_swap import async_checkpointer, sync_checkpo
 
 
 def main(argv: list[str]) -> int:
-    v = version("langgraph")
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             f"langgraph=={v}", "-d", tmp],
-            check=True,
-        )
-        (sdist,) = Path(tmp).glob("langgraph-*.tar.gz")
-        with tarfile.open(sdist) as tar:
-            tar.extractall(tmp, filter="data")
-        root = Path(tmp) / f"langgraph-{v}"
+        root = unpacked("langgraph", tmp)
         tests = root / "tests"
         # Appended, the import rebinds the two fixture names after the conftest's own.
         with open(tests / "conftest.py", "a", encoding="utf-8") as f:

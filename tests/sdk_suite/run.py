@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tarfile
 import tempfile
-from importlib.metadata import version
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _sdist import unpacked  # noqa: E402
 
 FILES = [
     "tests/memory/test_session.py",
@@ -70,17 +71,8 @@ DESELECT: dict[str, str] = {
 
 
 def main(argv: list[str]) -> int:
-    v = version("openai-agents")
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-             f"openai-agents=={v}", "-d", tmp],
-            check=True,
-        )
-        (sdist,) = Path(tmp).glob("openai_agents-*.tar.gz")
-        with tarfile.open(sdist) as tar:
-            tar.extractall(tmp, filter="data")
-        root = Path(tmp) / f"openai_agents-{v}"
+        root = unpacked("openai-agents", tmp)
         deselect = [f"not {k}" for k in DESELECT]
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "ctxfold_sqlite_swap", *FILES]
         if deselect:
