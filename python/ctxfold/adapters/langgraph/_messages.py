@@ -68,15 +68,17 @@ def _to_langchain(m: Message, serde: Any) -> BaseMessage:
     return out
 
 
-def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
-    """``lc`` as a ctxfold message that gives ``lc`` back ``==``."""
+def _to_ctxfold(lc: BaseMessage, serde: Any) -> tuple[Message, BaseMessage | None]:
+    """``lc`` as a ctxfold message that gives ``lc`` back ``==``, with what it gives back when
+    the mapping was checked by building it (an object ``==`` to ``lc`` sharing nothing with
+    it: the copy a saver keeps, for free), else ``None``."""
     # (a ToolMessage artifact that is not JSON: the mapping would drop it, with a warning)
     if not (isinstance(lc, ToolMessage) and not is_json(lc.artifact)):
         try:
             m = _message_in(lc, "message")
             back = _to_langchain(m, serde)
             if type(back) is type(lc) and back == lc:
-                return m
+                return m, back
         except (FormatError, TypeError, ValueError):
             pass
     kind, data = serde.dumps_typed(lc)
@@ -87,9 +89,9 @@ def _to_ctxfold(lc: BaseMessage, serde: Any) -> Message:
         role, kw["tool_call_id"] = "tool", lc.tool_call_id
     meta = {_SERDE_KEY: {"serde": [kind, base64.b64encode(data).decode("ascii")], "class": type(lc).__name__}}
     try:
-        return Message(role, text, metadata=meta, **kw)
+        return Message(role, text, metadata=meta, **kw), None
     except ValueError:  # text ctxfold refuses (lone surrogates): the bytes above hold it
-        return Message(role, None, metadata=meta, **kw)
+        return Message(role, None, metadata=meta, **kw), None
 
 
 # Field values shared rather than copied: nothing in them can change.
@@ -269,7 +271,10 @@ class MessageLog:
 
     def _converted(self, lc: BaseMessage) -> tuple[Message, BaseMessage]:
         """``lc`` as a ctxfold message, with the saver's own copy of it (``lc`` itself when shared)."""
-        return _to_ctxfold(lc, self.serde), lc if self.share else fresh(lc)
+        m, back = _to_ctxfold(lc, self.serde)
+        if self.share:
+            return m, lc
+        return m, fresh(lc) if back is None else back
 
     def forget_head(self) -> None:
         self._head = None
