@@ -6,9 +6,10 @@ say why."""
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
-import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -27,25 +28,29 @@ def postgres_server() -> str:
     pytest.skip(message)
 
 
-def _with_schema(url: str, schema: str) -> str:
-    sep = "&" if "?" in url else "?"
-    return f"{url}{sep}options={quote(f'-csearch_path={schema}')}"
+@contextmanager
+def schema_on(server: str, prefix: str = "t") -> Iterator[str]:
+    """A URL of ``server`` whose tables go into a new schema (``prefix`` and a random name),
+    dropped afterwards. Named from ``secrets``, not ``uuid.uuid4``: some suites run here
+    (LangGraph's) patch it to make their own ids predictable."""
+    import psycopg
+
+    schema = f"{prefix}_{secrets.token_hex(6)}"
+    with psycopg.connect(server, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    try:
+        sep = "&" if "?" in server else "?"
+        yield f"{server}{sep}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(server, autocommit=True) as con:
+            con.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A PostgreSQL URL whose tables go into a schema of their own, dropped afterwards."""
-    import psycopg
-
-    server = postgres_server()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server, autocommit=True) as con:
-        con.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield _with_schema(server, schema)
-    finally:
-        with psycopg.connect(server, autocommit=True) as con:
-            con.execute(f"DROP SCHEMA {schema} CASCADE")
+    with schema_on(postgres_server()) as url:
+        yield url
 
 
 @pytest.fixture

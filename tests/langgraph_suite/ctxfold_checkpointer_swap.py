@@ -6,13 +6,12 @@ LangGraph tests' ``conftest.py``, so that they replace the stock savers there.""
 from __future__ import annotations
 
 import os
-import secrets
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from urllib.parse import quote
 
 import pytest
+from _stores import schema_on
 from ctxfold.adapters.langgraph import ContextSaver
 
 _POSTGRES = os.environ.get("CTXFOLD_TEST_POSTGRES_URL")
@@ -29,19 +28,9 @@ def _target(kind: str) -> Iterator[str | None]:
         with tempfile.TemporaryDirectory() as folder:
             yield f"sqlite://{os.path.join(folder, 'checkpoints.db')}"
     else:
-        import psycopg
-
         assert _POSTGRES is not None
-        # (not uuid.uuid4: some of the tests patch it to make their ids predictable)
-        schema = f"lg_suite_{secrets.token_hex(6)}"
-        with psycopg.connect(_POSTGRES, autocommit=True) as con:
-            con.execute(f"CREATE SCHEMA {schema}")
-        try:
-            sep = "&" if "?" in _POSTGRES else "?"
-            yield f"{_POSTGRES}{sep}options={quote(f'-csearch_path={schema}')}"
-        finally:
-            with psycopg.connect(_POSTGRES, autocommit=True) as con:
-                con.execute(f"DROP SCHEMA {schema} CASCADE")
+        with schema_on(_POSTGRES, "lg_suite") as url:
+            yield url
 
 
 @pytest.fixture(scope="function", params=_KINDS)

@@ -51,7 +51,8 @@ def main(argv: list[str]) -> int:
                        if "sync_checkpointer" in p.read_text(encoding="utf-8"))
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files,
                "-k", " and ".join(f"not {k}" for k in DESELECT)]
-        env = {**os.environ, "PYTHONPATH": str(HERE), "NO_DOCKER": "true"}
+        # (HERE: the swap; its parent: the store fixtures it uses)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(HERE), str(HERE.parent))), "NO_DOCKER": "true"}
         return subprocess.run([*cmd, *argv], cwd=root, env=env).returncode
 
 
