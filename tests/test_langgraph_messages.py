@@ -370,6 +370,28 @@ def test_changing_what_a_put_was_given_or_a_read_gave_changes_no_checkpoint(save
     _exact(_read(saver, "t", first), want)
 
 
+@pytest.mark.parametrize("share", [False, True])
+def test_a_message_serde_cannot_keep_reads_as_langgraphs_savers_read_it_warm_or_cold(share, tmp_path) -> None:
+    """A message the mapping cannot hold is stored through ``serde``, which loses what it
+    cannot encode (a tuple comes back a list, a lone surrogate a ``?``): every read of it, by
+    the saver that put it or by a new one, is that round trip, as with InMemorySaver."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    lossy = [AIMessage("x", id="a1", additional_kwargs={"pair": (1, 2)}), HumanMessage("\ud800 lone", id="h1"),
+             HumanMessage("kept", id="h2")]
+    stock = InMemorySaver()
+    want = _read(stock, "t", _put(stock, "t", lossy, None, 1))
+    assert want[0].additional_kwargs == {"pair": [1, 2]} and want[1].content != lossy[1].content
+    url = f"sqlite://{tmp_path}/lossy.db"
+    with ContextSaver(url, share_messages=share) as saver:
+        first = _put(saver, "t", lossy, None, 1)
+        _exact(_read(saver, "t", first), want)
+        second = _put(saver, "t", [*_read(saver, "t", first), AIMessage("more", id="a2")], first, 2)
+        _exact(_read(saver, "t", second), [*want, AIMessage("more", id="a2")])
+    with ContextSaver(url) as again:
+        _exact(_read(again, "t", first), want)
+
+
 def test_shared_messages_are_the_objects_put(tmp_path) -> None:
     with ContextSaver(f"sqlite://{tmp_path}/s.db", share_messages=True) as sharing:
         given = list(RICH[:4])

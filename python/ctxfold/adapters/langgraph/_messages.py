@@ -68,30 +68,33 @@ def _to_langchain(m: Message, serde: Any) -> BaseMessage:
     return out
 
 
-def _to_ctxfold(lc: BaseMessage, serde: Any) -> tuple[Message, BaseMessage | None]:
-    """``lc`` as a ctxfold message that gives ``lc`` back ``==``, with what it gives back when
-    the mapping was checked by building it (an object ``==`` to ``lc`` sharing nothing with
-    it: the copy a saver keeps, for free), else ``None``."""
+def _to_ctxfold(lc: BaseMessage, serde: Any) -> tuple[Message, BaseMessage, bool]:
+    """``lc`` as a ctxfold message; the object a read of it gives back, sharing nothing with
+    ``lc`` (what the mapping's check built, or ``serde``'s round trip for a message the mapping
+    cannot hold); whether that object is ``==`` to ``lc`` (``serde`` can lose a value: a tuple
+    comes back a list, a lone surrogate a ``?``, as it does with LangGraph's own savers)."""
     # (a ToolMessage artifact that is not JSON: the mapping would drop it, with a warning)
     if not (isinstance(lc, ToolMessage) and not is_json(lc.artifact)):
         try:
             m = _message_in(lc, "message")
             back = _to_langchain(m, serde)
             if type(back) is type(lc) and back == lc:
-                return m, back
+                return m, back, True
         except (FormatError, TypeError, ValueError):
             pass
     kind, data = serde.dumps_typed(lc)
+    back = serde.loads_typed((kind, data))
     role = "assistant" if isinstance(lc, AIMessage) else "user"
     text = lc.content if isinstance(lc.content, str) else None
     kw: dict[str, Any] = {"id": lc.id} if isinstance(lc.id, str) else {}
     if isinstance(lc, ToolMessage) and isinstance(lc.tool_call_id, str):
         role, kw["tool_call_id"] = "tool", lc.tool_call_id
     meta = {_SERDE_KEY: {"serde": [kind, base64.b64encode(data).decode("ascii")], "class": type(lc).__name__}}
+    exact = type(back) is type(lc) and back == lc
     try:
-        return Message(role, text, metadata=meta, **kw), None
+        return Message(role, text, metadata=meta, **kw), back, exact
     except ValueError:  # text ctxfold refuses (lone surrogates): the bytes above hold it
-        return Message(role, None, metadata=meta, **kw), None
+        return Message(role, None, metadata=meta, **kw), back, exact
 
 
 # Field values shared rather than copied: nothing in them can change.
@@ -270,11 +273,11 @@ class MessageLog:
         return ctx.next_seq
 
     def _converted(self, lc: BaseMessage) -> tuple[Message, BaseMessage]:
-        """``lc`` as a ctxfold message, with the saver's own copy of it (``lc`` itself when shared)."""
-        m, back = _to_ctxfold(lc, self.serde)
-        if self.share:
-            return m, lc
-        return m, fresh(lc) if back is None else back
+        """``lc`` as a ctxfold message, with the saver's own object for it: what a read of the
+        log gives back (so that a read is the same whether this saver put the message or
+        another one built it from the log), ``lc`` itself when shared and equal to that."""
+        m, back, exact = _to_ctxfold(lc, self.serde)
+        return m, lc if self.share and exact else back
 
     def forget_head(self) -> None:
         self._head = None
