@@ -11,12 +11,15 @@ model: a user message and an answer of about 400 characters each. Printed per sa
 - bytes added per turn over the first and the last tenth of the turns;
 - the median checkpoint work per turn (the time inside the saver's put and put_writes calls
   of one turn) over the first and the last tenth;
-and ContextSaver's ratios to the stock savers. With ``--rounds N`` each saver runs N times, the
-savers taking turns, and the timings printed are the medians of the rounds (each round's
-listed below): on a noisy machine one run can land on a slow spell that another does not. With
-``--threads N`` each run puts N threads of that many turns, one after another, on one saver: the
-first turns of a thread in a process that has served others (its connections open, its
-statements prepared), where one thread shows a new process's first turns.
+and ContextSaver's ratios to the stock savers. ``ContextSaver/SQLite/shared`` is ContextSaver on
+SQLite with ``share_messages=True``: its puts find the unchanged messages by identity, where by
+default they compare every message by value (a caller may have changed one in place). With
+``--rounds N`` each saver runs N times, the savers taking turns, and the timings printed are
+the medians of the rounds (each round's listed below): on a noisy machine one run can land on
+a slow spell that another does not. With ``--threads N`` each run puts N threads of that many
+turns, one after another, on one saver: the first turns of a thread in a process that has
+served others (its connections open, its statements prepared), where one thread shows a new
+process's first turns.
 
 With ``--replay N``, a turn's checkpoint work outside a graph: the put and put_writes calls a
 10-turn thread of the graph made, replayed one after another on one thread into N new threads
@@ -166,9 +169,9 @@ def _saver(kind: str, folder: str, server: str | None) -> Iterator[tuple[BaseChe
         con.execute("PRAGMA synchronous=NORMAL")
         yield SqliteSaver(con), lambda: _sqlite_bytes(path)
         con.close()
-    elif kind == "ContextSaver/SQLite":
+    elif kind in ("ContextSaver/SQLite", _SHARED):
         path = os.path.join(folder, f"ctxfold-{uuid.uuid4().hex[:6]}.db")
-        saver = ContextSaver(f"sqlite://{path}")
+        saver = ContextSaver(f"sqlite://{path}", share_messages=kind == _SHARED)
         yield saver, lambda: _sqlite_bytes(path)
         saver.close()
     else:
@@ -238,6 +241,8 @@ _FIRST_TURNS = 10
 # ---- async graphs ----------------------------------------------------------------------------
 
 _ASYNC = {"SqliteSaver": "AsyncSqliteSaver", "PostgresSaver": "AsyncPostgresSaver"}
+# ContextSaver with share_messages=True (in the turns table only): a put compares by identity
+_SHARED = "ContextSaver/SQLite/shared"
 
 
 @asynccontextmanager
@@ -465,35 +470,37 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="runs of each saver, interleaved; the timings printed are "
                     "their medians, each round's listed below (default 1)")
     args = ap.parse_args()
-    kinds = ["SqliteSaver", "ContextSaver/SQLite"] + (["PostgresSaver", "ContextSaver/PostgreSQL"] if args.url else [])
+    every = ["SqliteSaver", "ContextSaver/SQLite"] + (["PostgresSaver", "ContextSaver/PostgreSQL"] if args.url else [])
+    every.append(_SHARED)
     if args.savers:
-        kinds = [k for k in kinds if k in args.savers.split(",")]
+        every = [k for k in every if k in args.savers.split(",")]
+    kinds = [k for k in every if k != _SHARED]  # (the replay, async and read measures)
     with tempfile.TemporaryDirectory() as folder:
         for turns in (int(t) for t in args.turns.split(",") if t):
             tenth = max(turns // 10, 1)
             each = f" of each of {args.threads} threads" if args.threads > 1 else ""
             print(f"\n{turns:,} turns (2 messages of ~400 chars each); early = first {tenth} turns{each}, late = last "
                   f"{tenth}")
-            print(f"{'saver':<24} | {'database':>11} | {'B/turn early':>12} | {'B/turn late':>11} | "
+            print(f"{'saver':<26} | {'database':>11} | {'B/turn early':>12} | {'B/turn late':>11} | "
                   f"{'ms/turn early':>13} | {'ms/turn late':>12} | {'wall s':>7}")
             # Rounds go saver after saver, so that a slow spell of the machine falls on all of them.
-            runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
+            runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in every}
             for _ in range(args.rounds):
-                for kind in kinds:
+                for kind in every:
                     runs[kind].append(_run(kind, turns, folder, args.url, args.threads))
             results = {kind: _median_run(rs) for kind, rs in runs.items()}
             for kind, r in results.items():
-                print(f"{kind:<24} | {_mb(r['bytes']):>11} | {r['early_bpt']:>12,.0f} | {r['late_bpt']:>11,.0f} | "
+                print(f"{kind:<26} | {_mb(r['bytes']):>11} | {r['early_bpt']:>12,.0f} | {r['late_bpt']:>11,.0f} | "
                       f"{r['early_ms']:>13.2f} | {r['late_ms']:>12.2f} | {r['wall_s']:>7.1f}")
                 if args.rounds > 1:
-                    print(f"{'':<24}   rounds: ms/turn early " + ", ".join(f"{x['early_ms']:.2f}" for x in runs[kind])
+                    print(f"{'':<26}   rounds: ms/turn early " + ", ".join(f"{x['early_ms']:.2f}" for x in runs[kind])
                           + "; late " + ", ".join(f"{x['late_ms']:.2f}" for x in runs[kind]))
             shown = min(turns, _FIRST_TURNS)
             print(f"  each of the first {shown} turns of a thread, ms of checkpoint work (median of the rounds):")
             for kind, r in results.items():
-                print(f"  {kind:<24} " + " ".join(f"{r[f'turn{n}_ms']:5.1f}" for n in range(shown)))
+                print(f"  {kind:<26} " + " ".join(f"{r[f'turn{n}_ms']:5.1f}" for n in range(shown)))
             for ours, stock in (("ContextSaver/SQLite", "SqliteSaver"), ("ContextSaver/PostgreSQL", "PostgresSaver"),
-                                ("ContextSaver/SQLite", "PostgresSaver")):
+                                ("ContextSaver/SQLite", "PostgresSaver"), (_SHARED, "SqliteSaver")):
                 if ours in results and stock in results:
                     o, s = results[ours], results[stock]
                     print(f"  {ours} vs {stock}: database 1/{s['bytes'] / o['bytes']:,.0f}; checkpoint work per "

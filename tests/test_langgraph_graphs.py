@@ -227,8 +227,41 @@ def edits_in_place(saver: Any, ids: Ids) -> Any:
     return outs, before, snapshot(graph, CFG, ids)
 
 
+def edits_by_a_node(saver: Any, ids: Ids) -> Any:
+    """A node that changes messages of its state in place and returns them (add_messages keeps
+    the very objects, by id, where they were): each checkpoint records the change, on the main
+    line and on a branch. (``durability="sync"``: by default LangGraph writes a checkpoint on a
+    background thread while the next node runs, so whether it holds a change that node makes
+    in place is a race, whatever the saver.)"""
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        msgs = state["messages"]
+        n = len(msgs)
+        out: list[Any] = [AIMessage(f"answer {n}", id=f"ai-{n}", additional_kwargs={"turn": n})]
+        if n > 2:
+            earlier = msgs[1]
+            earlier.content = f"revised at {n}"
+            earlier.additional_kwargs["revisions"] = [*earlier.additional_kwargs.get("revisions", []), n]
+            question = msgs[-1]
+            question.additional_kwargs.setdefault("seen_by", []).append("agent")
+            out = [earlier, question, *out]
+        return {"messages": out}
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", agent)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", END)
+    graph = g.compile(checkpointer=saver)
+    outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG, durability="sync"))
+            for n in range(4)]
+    old = next(h for h in graph.get_state_history(CFG) if len(h.values.get("messages", [])) == 4 and not h.next)
+    outs.append(ids(graph.invoke({"messages": [HumanMessage("q on a branch", id="human-b")]}, old.config,
+                                 durability="sync")))
+    return outs, snapshot(graph, CFG, ids)
+
+
 @pytest.mark.parametrize("scenario", [chat, tools_loop, approval, removals, branches, subgraphs, tool_messages_exact,
-                                      edits_in_place])
+                                      edits_in_place, edits_by_a_node])
 def test_same_as_in_memory_saver(scenario, make_saver) -> None:
     both(scenario, make_saver)
 

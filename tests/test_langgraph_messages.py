@@ -118,6 +118,7 @@ _edit = st.one_of(
     st.tuples(st.just("insert"), st.integers(0, 23)),
     st.tuples(st.just("swap"), st.integers(0, 11)),
     st.tuples(st.just("branch"), st.integers(0, 20)),
+    st.tuples(st.just("edit"), st.integers(0, 23)),
 )
 
 
@@ -154,9 +155,17 @@ def test_any_sequence_of_lists_reads_back_exactly(edits) -> None:
         if op == "branch":  # continue from an older checkpoint
             parent, cur = puts[k % len(puts)]
             continue
-        cur = _apply(cur, op, k)
+        if op == "edit":  # a message of the list read back, changed in place, put again
+            cur = _read(saver, thread, parent)
+            if cur:
+                edited = cur[k % len(cur)]
+                edited.content = f"{edited.content} edited {n}"
+                edited.additional_kwargs.setdefault("edits", []).append(n)
+        else:
+            cur = _apply(cur, op, k)
         parent = _put(saver, thread, cur, parent, n)
         puts.append((parent, cur))
+        _exact(_read(saver, thread, parent), cur)
     for cid, want in puts:
         _exact(_read(saver, thread, cid), want)
     log = saver._logs._open['["langgraph", "t", "", "messages"]'].ctx

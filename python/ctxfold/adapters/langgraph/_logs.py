@@ -25,7 +25,7 @@ from langchain_core.messages import BaseMessage
 
 from ..._context import Context
 from ...errors import ConflictError, DecodeError
-from ._messages import MessageLog, first_change, same
+from ._messages import MessageLog, common_prefix
 
 if TYPE_CHECKING:
     from ...stores import Store
@@ -66,16 +66,6 @@ class NeedIO(Exception):
     def __init__(self, op: str, cid: str, ctx: Context | None) -> None:
         super().__init__(op, cid)
         self.op, self.cid, self.ctx = op, cid, ctx
-
-
-def _common(a: Sequence[BaseMessage], b: Sequence[BaseMessage]) -> int:
-    """How many messages ``a`` and ``b`` start with alike: the very objects first (one pass at
-    C speed: a branch's prefix is as long as the thread), then compared by value."""
-    n = min(len(a), len(b))
-    i = first_change(a, b)
-    while i < n and same(a[i], b[i]):
-        i += 1
-    return i
 
 
 class Logs:
@@ -172,20 +162,23 @@ class Logs:
 
     def read(self, thread_id: str, ns: str, channel: str, segments: Sequence[Segment]) -> list[BaseMessage]:
         """The list ``segments`` record, as new objects: the caller's to change (see
-        ``MessageLog``). The part before a branch's own log is kept as what the caller holds
-        there, for the branch's next put."""
+        ``MessageLog``). The saver's own objects of the part before a branch's own log are kept
+        for the branch's next put."""
         with self.lock:
+            own: list[BaseMessage] = []
             out: list[BaseMessage] = []
             for n, (key, token, seq, count) in enumerate(segments):
                 if n and n == len(segments) - 1:
-                    self._prefix = ((log_id(thread_id, ns, channel), tuple(segments[:-1])), tuple(out))
+                    self._prefix = ((log_id(thread_id, ns, channel), tuple(segments[:-1])), tuple(own))
                 log = self._holding(log_id(thread_id, ns, channel, key), token, seq)
-                out += log.read(seq, count)
+                part, given = log.read(seq, count)
+                own += part
+                out += given
             return out
 
     def _prefix_of(self, thread_id: str, ns: str, channel: str, segments: Sequence[Segment]) -> Sequence[BaseMessage]:
-        """The list ``segments`` record: the one the caller was last given for them (found by
-        identity in ``target``), else the saver's own objects."""
+        """The saver's own objects of the list ``segments`` record (those of the last read of
+        them, kept; shared, they are the objects the caller was given)."""
         if not segments:
             return ()
         key = (log_id(thread_id, ns, channel), tuple(segments))
@@ -236,12 +229,12 @@ class Logs:
             log = self._holding(cid, token, seq)
         prefix_list = self._prefix_of(thread_id, ns, channel, prefix)
         k = len(prefix_list)
-        if log.ctx.next_seq == seq and count == len(log.ctx) and _common(prefix_list, target) == k:
+        if log.ctx.next_seq == seq and count == len(log.ctx) and common_prefix(prefix_list, target, self._share) == k:
             new_seq = log.put(target[k:])
             return log, [*prefix, (key, log.token, new_seq, len(target) - k)]
         # a branch: parts from the parent's list after the messages both start with
         own = log.own_at(seq)[:count]
-        k = _common([*prefix_list, *own], target)
+        k = common_prefix([*prefix_list, *own], target, self._share)
         kept: list[Segment] = []
         taken = 0
         for (s_key, s_token, s_seq, _), length in zip(parent, [*(c for *_, c in prefix), len(own)]):
