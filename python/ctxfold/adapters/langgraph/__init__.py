@@ -92,11 +92,14 @@ class ContextSaver(BaseCheckpointSaver[str]):
     transaction with its log appends.
     ``serde``: LangGraph's serializer for every other channel and the pending writes
     (``JsonPlusSerializer`` by default).
-    ``share_messages``: by default a read returns copies of its messages and a put keeps a
-    copy of what it is given, so that a message its holder changes in place changes no
-    checkpoint (as with LangGraph's own savers), at a copy per message read. ``True`` shares
-    the objects instead, for callers that never change a message in place (LangGraph's
-    reducers never do): a read of a thread's latest checkpoint then costs no copy.
+    ``share_messages``: by default a read returns copies of its messages, a put keeps a copy
+    of what it is given and compares the whole list with its own by value, so that a message
+    its holder changes in place changes no checkpoint, and one changed in place and put again
+    is recorded as changed (as with LangGraph's own savers), at a copy per message read and a
+    comparison per message put. ``True`` shares the objects instead, for callers that never
+    change a message in place (LangGraph's reducers never do): a read of a thread's latest
+    checkpoint then costs no copy, and a put finds the unchanged messages by identity, so that
+    it costs what changed.
     Any thread may call it; its connections are pooled."""
 
     def __init__(self, store: Store | AsyncStore | str | os.PathLike[str] | None = None, *,
