@@ -165,14 +165,16 @@ class Logs:
         ``MessageLog``). The saver's own objects of the part before a branch's own log are kept
         for the branch's next put."""
         with self.lock:
-            own: list[BaseMessage] = []
+            prefix: list[BaseMessage] = []  # the saver's own objects before the last segment
             out: list[BaseMessage] = []
+            last = len(segments) - 1
             for n, (key, token, seq, count) in enumerate(segments):
-                if n and n == len(segments) - 1:
-                    self._prefix = ((log_id(thread_id, ns, channel), tuple(segments[:-1])), tuple(own))
+                if n and n == last:
+                    self._prefix = ((log_id(thread_id, ns, channel), tuple(segments[:-1])), tuple(prefix))
                 log = self._holding(log_id(thread_id, ns, channel, key), token, seq)
                 part, given = log.read(seq, count)
-                own += part
+                if n < last:
+                    prefix += part
                 out += given
             return out
 

@@ -148,11 +148,8 @@ def common_prefix(own: Sequence[BaseMessage], target: Sequence[BaseMessage], sha
     objects). Shared, the very objects, at C speed: the caller promised never to change a
     message in place. Else each compared by value, so that a message the caller changed in
     place and passed back (a node's edit of its state) is seen; then by ``same``."""
-    if share:
-        i = first_change(own, target)
-    else:
-        i = next(compress(count(), map(_differs, own, target)), min(len(own), len(target)))
     n = min(len(own), len(target))
+    i = first_change(own, target) if share else next(compress(count(), map(_differs, own, target)), n)
     while i < n and same(own[i], target[i]):
         i += 1
     return i
