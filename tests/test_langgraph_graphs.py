@@ -232,7 +232,9 @@ def edits_by_a_node(saver: Any, ids: Ids) -> Any:
     the very objects, by id, where they were): each checkpoint records the change, on the main
     line and on a branch. (``durability="sync"``: by default LangGraph writes a checkpoint on a
     background thread while the next node runs, so whether it holds a change that node makes
-    in place is a race, whatever the saver.)"""
+    in place is a race, whatever the saver. The node changes messages of earlier turns only:
+    the turn's input is also the pending write of the task that took it in, which LangGraph may
+    still be writing while the node runs, again whatever the saver.)"""
 
     def agent(state: MessagesState) -> dict[str, Any]:
         msgs = state["messages"]
@@ -242,9 +244,9 @@ def edits_by_a_node(saver: Any, ids: Ids) -> Any:
             earlier = msgs[1]
             earlier.content = f"revised at {n}"
             earlier.additional_kwargs["revisions"] = [*earlier.additional_kwargs.get("revisions", []), n]
-            question = msgs[-1]
-            question.additional_kwargs.setdefault("seen_by", []).append("agent")
-            out = [earlier, question, *out]
+            first = msgs[0]
+            first.additional_kwargs.setdefault("seen_by", []).append("agent")
+            out = [earlier, first, *out]
         return {"messages": out}
 
     g = StateGraph(MessagesState)
