@@ -134,11 +134,11 @@ class Recording(ContextSaver):
         super().__init__(*a, **kw)
         self.put_values: dict[tuple[str, str, str], dict[str, Any]] = {}
 
-    def _prepare(self, config, checkpoint, metadata):  # type: ignore[no-untyped-def]  (put and aput)
+    def _prepare(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]  (put and aput)
         conf = config["configurable"]
         key = (str(conf["thread_id"]), conf.get("checkpoint_ns", ""), checkpoint["id"])
         self.put_values[key] = copy.deepcopy(dict(checkpoint["channel_values"]))
-        return super()._prepare(config, checkpoint, metadata)
+        return super()._prepare(config, checkpoint, metadata, new_versions)
 
     def check_exact(self) -> int:
         """Every checkpoint put reads back equal; the number checked."""

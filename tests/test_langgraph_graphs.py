@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, Syst
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
-from langgraph.types import Command, interrupt  # noqa: E402
+from langgraph.types import Command, Overwrite, interrupt  # noqa: E402
 
 pytestmark = pytest.mark.frameworks
 
@@ -29,11 +29,11 @@ CFG = {"configurable": {"thread_id": "t1"}}
 def make_saver(request):
     made = []
 
-    def make() -> Recording:
+    def make(**kw: Any) -> Recording:
         if request.param == "memory":
-            s = Recording()
+            s = Recording(**kw)
         else:
-            s = Recording(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+            s = Recording(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"), **kw)
         made.append(s)
         return s
 
@@ -317,3 +317,72 @@ def test_removal_is_one_event_and_the_log_keeps_it(make_saver) -> None:
     assert ctx.next_seq == 7
     assert len(ctx.messages_at(6)) == 6
     assert graph.get_state(CFG).values["messages"] == []
+
+
+# ---- messages without ids ----------------------------------------------------------------------
+# LangGraph's add_messages gives a message without an id its id in place, on the list it adds
+# and on the list it adds to, so the objects a checkpoint was put with can change after the put
+# (or during it: the graph's thread goes on beside it). Each checkpoint holds the list as it was
+# put, as on InMemorySaver, shared or not.
+
+
+def _entrypoint(saver: Any) -> Any:
+    from langgraph.func import entrypoint
+    from langgraph.graph.message import add_messages
+
+    @entrypoint(checkpointer=saver)
+    def agent(inputs: list[Any], *, previous: Any) -> Any:
+        messages = add_messages(previous or [], inputs)  # the inputs get their ids here, in place
+        return entrypoint.final(value=len(messages), save=[*messages, AIMessage(f"ok {len(messages)}",
+                                                                                 id=f"ai-{len(messages)}")])
+
+    return agent
+
+
+def _inputs(turn: int) -> list[Any]:
+    return [HumanMessage(f"question {turn}"), AIMessage(f"a note without an id {turn}")]
+
+
+def _started(checkpoints: list[Any], ids: Ids) -> Any:
+    """What each checkpoint of the thread holds of the entrypoint's input and of its state."""
+    return [(t.metadata["source"], ids(t.checkpoint["channel_values"].get("__start__")),
+             ids(t.checkpoint["channel_values"].get("__previous__"))) for t in checkpoints]
+
+
+def functional_without_ids(saver: Any, ids: Ids) -> Any:
+    agent = _entrypoint(saver)
+    outs = [agent.invoke(_inputs(n), CFG, durability="sync") for n in range(3)]
+    return outs, _started(list(saver.list(CFG)), ids)
+
+
+async def afunctional_without_ids(saver: Any, ids: Ids) -> Any:
+    agent = _entrypoint(saver)
+    outs = [await agent.ainvoke(_inputs(n), CFG, durability="sync") for n in range(3)]
+    return outs, _started([t async for t in saver.alist(CFG)], ids)
+
+
+def overwritten_without_ids(saver: Any, ids: Ids) -> Any:
+    def node(state: MessagesState) -> dict[str, Any]:
+        if state["messages"][-1].content == "overwrite":  # past add_messages: the new one keeps no id
+            return {"messages": Overwrite([*state["messages"], AIMessage("no id")])}
+        return {"messages": [AIMessage(f"ok {len(state['messages'])}", id=f"ai-{len(state['messages'])}")]}
+
+    graph = StateGraph(MessagesState).add_node("n", node).add_edge(START, "n").compile(checkpointer=saver)
+    outs = [ids(graph.invoke({"messages": [HumanMessage(text, id=f"human-{n}")]}, CFG, durability="sync"))
+            for n, text in enumerate(["overwrite", "next", "more"])]
+    return outs, snapshot(graph, CFG, ids)
+
+
+@pytest.mark.parametrize("share", [False, True])
+@pytest.mark.parametrize("scenario", [functional_without_ids, overwritten_without_ids])
+def test_messages_given_ids_in_place_same_as_in_memory_saver(make_saver, scenario, share) -> None:
+    ours = make_saver(share_messages=share)
+    assert scenario(ours, Ids()) == scenario(InMemorySaver(), Ids())
+    assert ours.check_exact() > 0
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_async_messages_given_ids_in_place_same_as_in_memory_saver(make_saver, share) -> None:
+    ours = make_saver(share_messages=share)
+    assert asyncio.run(afunctional_without_ids(ours, Ids())) == asyncio.run(afunctional_without_ids(InMemorySaver(), Ids()))
+    assert ours.check_exact() > 0

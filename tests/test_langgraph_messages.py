@@ -402,13 +402,76 @@ def test_a_message_serde_cannot_keep_reads_as_langgraphs_savers_read_it_warm_or_
 
 
 def test_shared_messages_are_the_objects_put(tmp_path) -> None:
+    """Shared, a read gives back the very objects put, but for a message without an id: a copy
+    of it, each time (LangGraph gives such a message its id in place)."""
     with ContextSaver(f"sqlite://{tmp_path}/s.db", share_messages=True) as sharing:
         given = list(RICH[:4])
+        assert [m.id for m in given].count(None) == 1
         first = _put(sharing, "t", given, None, 1)
         read = _read(sharing, "t", first)
-        assert all(a is b for a, b in zip(read, given)) and len(read) == len(given)
-        assert all(a is b for a, b in zip(_read(sharing, "t", first), read))
+        _exact(read, given)
+        assert [a is b for a, b in zip(read, given)] == [m.id is not None for m in given]
+        again = _read(sharing, "t", first)
+        assert [a is b for a, b in zip(again, read)] == [m.id is not None for m in given]
     with ContextSaver(f"sqlite://{tmp_path}/s.db") as copying:  # the same log, read by a copying saver
         once, twice = _read(copying, "t", first), _read(copying, "t", first)
         _exact(once, given)
         assert not any(a is b for a, b in zip(once, twice))
+
+
+# LangGraph's add_messages gives a message without an id its id in place (``m.id = uuid``): on
+# the list a node returns, and on the channel's list it adds to. A checkpoint holds such a
+# message as it was when it was put, as LangGraph's own savers do.
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_a_message_given_its_id_in_place_changes_no_checkpoint(tmp_path, share) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    def turns(saver: Any) -> list[list[BaseMessage]]:
+        given = [HumanMessage("q", id="h1"), AIMessage("no id yet")]
+        first = _put(saver, "t", given, None, 1)
+        given[1].id = "given-later"  # what add_messages does to the caller's object
+        read = _read(saver, "t", first)
+        read[1].id = "given-to-a-read"  # and to the list a node was given
+        second = _put(saver, "t", [*read, HumanMessage("more", id="h2")], first, 2)
+        return [_read(saver, "t", first), _read(saver, "t", second)]
+
+    want = turns(InMemorySaver())
+    assert [[m.id for m in cp] for cp in want] == [["h1", None], ["h1", "given-to-a-read", "h2"]]
+    url = f"sqlite://{tmp_path}/t.db"
+    with ContextSaver(url, share_messages=share) as saver:
+        for got, expected in zip(turns(saver), want):
+            _exact(got, expected)
+        cold = [m.id for m in _read(saver, "t", _latest(saver, "t"))]
+    with ContextSaver(url) as again:  # what the log holds
+        assert [m.id for m in _read(again, "t", _latest(again, "t"))] == cold == ["h1", "given-to-a-read", "h2"]
+
+
+def _latest(saver: ContextSaver, thread: str) -> str:
+    t = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
+    assert t is not None
+    return str(t.checkpoint["id"])
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_a_put_takes_its_messages_as_they_are_when_it_is_called(tmp_path, share) -> None:
+    """The graph's thread goes on beside a blocking put: a message given its id while the put
+    waits for the store (here, as a branch asks whether its log exists) is recorded without it."""
+    from ctxfold import Store
+
+    late: list[BaseMessage] = []
+
+    class Busy(Store):
+        def __contains__(self, context_id: object) -> bool:
+            for m in late:
+                m.id = "given-meanwhile"
+            return super().__contains__(context_id)
+
+    with Busy(f"sqlite://{tmp_path}/t.db") as store, ContextSaver(store, share_messages=share) as saver:
+        first = _put(saver, "t", [HumanMessage("q", id="h1")], None, 1)
+        _put(saver, "t", [HumanMessage("q", id="h1"), AIMessage("a", id="a1")], first, 2)
+        late.append(AIMessage("no id yet"))
+        branch = _put(saver, "t", [HumanMessage("q", id="h1"), *late], first, 3)  # from an old checkpoint: a fork
+        assert late[0].id == "given-meanwhile"
+        _exact(_read(saver, "t", branch), [HumanMessage("q", id="h1"), AIMessage("no id yet")])

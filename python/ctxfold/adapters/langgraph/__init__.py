@@ -33,9 +33,10 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext as _nolock
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 try:
+    from langchain_core.messages import BaseMessage
     from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.base import (
         WRITES_IDX_MAP,
@@ -58,7 +59,7 @@ from ...stores._opening import beside, opened_store
 from ...stores._rows import Statement
 from ._atables import AsyncTables
 from ._logs import Logs, NeedIO, Segment, decode, encode, log_id
-from ._messages import MessageLog, is_messages
+from ._messages import MessageLog, as_put
 from ._tables import CheckpointRow, Tables
 
 __all__ = ["ContextSaver"]
@@ -80,6 +81,20 @@ _REMEMBERED = 1024
 Refs = dict[str, list[Segment]]
 
 
+class Prepared(NamedTuple):
+    """A put's checkpoint as taken when the put is called, before it waits for anything (the
+    graph's thread goes on meanwhile, and may change what it passed): its row, its run id, its
+    channel values, those of its message channels as ``as_put`` gives them, every other new
+    channel value through ``serde``, and the channels it changes."""
+
+    row: CheckpointRow
+    run_id: str | None
+    values: dict[str, Any]
+    lists: dict[str, list[BaseMessage]]
+    plain: dict[str, tuple[str, bytes]]
+    new_versions: ChannelVersions
+
+
 class ContextSaver(BaseCheckpointSaver[str]):
     """A LangGraph checkpointer whose message channels are ctxfold logs.
 
@@ -97,9 +112,11 @@ class ContextSaver(BaseCheckpointSaver[str]):
     its holder changes in place changes no checkpoint, and one changed in place and put again
     is recorded as changed (as with LangGraph's own savers), at a copy per message read and a
     comparison per message put. ``True`` shares the objects instead, for callers that never
-    change a message in place (LangGraph's reducers never do): a read of a thread's latest
-    checkpoint then costs no copy, and a put finds the unchanged messages by identity, so that
-    it costs what changed.
+    change a message in place: a read of a thread's latest checkpoint then costs no copy, and a
+    put finds the unchanged messages by identity, so that it costs what changed. Either way a
+    message without an id is copied when it is put and when it is read, and never found by
+    identity: LangGraph's ``add_messages`` gives such a message its id in place (the one change
+    in place LangGraph's reducers make), and a checkpoint holds it as it was when it was put.
     Any thread may call it; its connections are pooled."""
 
     def __init__(self, store: Store | AsyncStore | str | os.PathLike[str] | None = None, *,
@@ -227,28 +244,41 @@ class ContextSaver(BaseCheckpointSaver[str]):
 
     # ---- writing ---------------------------------------------------------------------------
 
-    def _prepare(self, config: RunnableConfig, checkpoint: Checkpoint,
-                 metadata: CheckpointMetadata) -> tuple[str, str, str | None, dict[str, Any], CheckpointRow, str | None]:
-        """(thread, namespace, parent id, channel values, the checkpoint's row, run id)."""
+    def _prepare(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                 new_versions: ChannelVersions) -> Prepared:
+        """What a put stores, taken before it waits for anything (see ``Prepared``): the
+        channel values first."""
         self._check_open()
         conf = config["configurable"]
         thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "")
         parent_id: str | None = conf.get("checkpoint_id")
         c = checkpoint.copy()
         values: dict[str, Any] = c.pop("channel_values")  # type: ignore[misc]
+        lists: dict[str, list[BaseMessage]] = {}
+        plain: dict[str, tuple[str, bytes]] = {}
+        with self._logs.lock:
+            parent = self._refs.get((thread_id, ns, parent_id)) if parent_id is not None else None
+            for channel in new_versions:
+                if channel in values:
+                    value = values[channel]
+                    known = self._logs.known(thread_id, ns, channel, parent.get(channel)) if parent else ()
+                    as_list = as_put(value, known)
+                    if as_list is not None:
+                        lists[channel] = as_list
+                    else:  # (an empty list too: it may be a message channel emptied, or not)
+                        plain[channel] = self.serde.dumps_typed(value)
         kind, data = self.serde.dumps_typed(c)
         md = get_checkpoint_metadata(config, metadata)
         md_kind, md_data = self.serde.dumps_typed(md)
         run_id = md.get("run_id")
         row: CheckpointRow = (thread_id, ns, checkpoint["id"], parent_id, kind, data, md_kind, md_data)
-        return thread_id, ns, parent_id, values, row, str(run_id) if run_id is not None else None
+        return Prepared(row, str(run_id) if run_id is not None else None, values, lists, plain, new_versions)
 
-    def _stage(self, row: CheckpointRow, run_id: str | None, values: dict[str, Any], new_versions: ChannelVersions,
-               parent: Refs, plain: dict[str, tuple[str, bytes]], trust_open: bool,
+    def _stage(self, p: Prepared, parent: Refs, trust_open: bool,
                staged: list[MessageLog]) -> tuple[list[Statement], Refs]:
         """The checkpoint's statements and its channels' segments; each message channel's log
-        appended to (unsaved, added to ``staged``) or a fork started. ``plain``: serde blobs
-        already made (kept across attempts)."""
+        appended to (unsaved, added to ``staged``) or a fork started."""
+        row, values, new_versions = p.row, p.values, p.new_versions
         thread_id, ns, checkpoint_id = row[0], row[1], row[2]
         refs: Refs = {ch: segs for ch, segs in parent.items() if ch not in new_versions}
         blobs: list[tuple[str, str, str, bytes]] = []
@@ -256,9 +286,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
             if channel not in values:
                 blobs.append((channel, str(version), "empty", b""))
                 continue
-            value = values[channel]
-            if is_messages(value, self._logs.known(thread_id, ns, channel, parent.get(channel))) or \
-                    (isinstance(value, list) and not value and channel in parent):
+            value = p.lists.get(channel, values[channel])
+            if channel in p.lists or (isinstance(value, list) and not value and channel in parent):
                 log, segs = self._logs.stage(thread_id, ns, channel, parent.get(channel), value, checkpoint_id,
                                              trust_open=trust_open)
                 if log is not None:
@@ -266,26 +295,21 @@ class ContextSaver(BaseCheckpointSaver[str]):
                 refs[channel] = segs
                 blobs.append((channel, str(version), MESSAGES, encode(segs)))
             else:
-                if channel not in plain:
-                    plain[channel] = self.serde.dumps_typed(value)
-                blobs.append((channel, str(version), *plain[channel]))
-        return self._tables.put_statements(row, run_id, blobs), refs
+                blobs.append((channel, str(version), *p.plain[channel]))
+        return self._tables.put_statements(row, p.run_id, blobs), refs
 
-    def _put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> RunnableConfig:
+    def _put(self, p: Prepared) -> RunnableConfig:
         """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
         its log (or starts a fork), every other new channel version goes through ``serde``;
         with a store, all of it in one transaction."""
-        thread_id, ns, parent_id, values, row, run_id = self._prepare(config, checkpoint, metadata)
-        plain: dict[str, tuple[str, bytes]] = {}  # serde blobs, made once whatever the attempts
+        thread_id, ns, parent_id, checkpoint_id = p.row[0], p.row[1], p.row[3], p.row[2]
         with self._logs.lock:
             for attempt in range(_MAX_ATTEMPTS):
                 # the first attempt trusts what this saver remembers; a retry reads the store
                 parent = self._parent_refs(thread_id, ns, parent_id, remembered=attempt == 0)
                 staged: list[MessageLog] = []
                 try:
-                    statements, refs = self._stage(row, run_id, values, new_versions, parent, plain, attempt == 0,
-                                                   staged)
+                    statements, refs = self._stage(p, parent, attempt == 0, staged)
                     with self._sqlite_writes or _nolock():
                         if self.store is None:
                             self._tables.run(statements)
@@ -302,8 +326,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
                     if self.store is not None:
                         self._logs.drop(staged)  # unsaved events: the store's logs are the truth
                     raise
-                self._remember((thread_id, ns, checkpoint["id"]), refs)
-                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+                self._remember((thread_id, ns, checkpoint_id), refs)
+                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
         raise ConflictError(f"thread {thread_id}: a checkpoint gave up after {_MAX_ATTEMPTS} attempts lost to "
                             "other writers")
 
@@ -493,7 +517,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         """Store a checkpoint: each message channel in ``new_versions`` appends what changed to
         its log, or starts a fork when its parent is not the log's latest list; every other new
         channel version goes through ``serde``. With a store: one transaction."""
-        return self._put(config, checkpoint, metadata, new_versions)
+        return self._put(self._prepare(config, checkpoint, metadata, new_versions))
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                    task_path: str = "") -> None:
@@ -681,19 +705,18 @@ class ContextSaver(BaseCheckpointSaver[str]):
                    new_versions: ChannelVersions) -> RunnableConfig:
         """``put``, for async graphs: the logs' appends and the rows in one transaction of the
         AsyncStore's."""
+        p = self._prepare(config, checkpoint, metadata, new_versions)  # before anything is awaited
         io = await self._aio()
         if io is None:
-            return self._put(config, checkpoint, metadata, new_versions)
+            return self._put(p)
         store, tables = io
-        thread_id, ns, parent_id, values, row, run_id = self._prepare(config, checkpoint, metadata)
-        plain: dict[str, tuple[str, bytes]] = {}
+        thread_id, ns, parent_id, checkpoint_id = p.row[0], p.row[1], p.row[3], p.row[2]
         async with await self._alock():
             for attempt in range(_MAX_ATTEMPTS):
                 parent = await self._aparent_refs(tables, thread_id, ns, parent_id, remembered=attempt == 0)
                 staged: list[MessageLog] = []
                 try:
-                    step = functools.partial(self._stage, row, run_id, values, new_versions, parent, plain,
-                                             attempt == 0)
+                    step = functools.partial(self._stage, p, parent, attempt == 0)
                     (statements, refs), staged = await self._alogs(store, step)
                     await store._save_with([log.ctx for log in staged], statements)
                 except (ConflictError, KeyError) as e:
@@ -708,8 +731,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
                         self._logs.drop(staged)
                     raise
                 with self._logs.lock:
-                    self._remember((thread_id, ns, checkpoint["id"]), refs)
-                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+                    self._remember((thread_id, ns, checkpoint_id), refs)
+                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
         raise ConflictError(f"thread {thread_id}: a checkpoint gave up after {_MAX_ATTEMPTS} attempts lost to "
                             "other writers")
 

@@ -26,7 +26,7 @@ from ...errors import FormatError
 from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
 from ...formats._plan import Answer, Unplanned, alone
 
-__all__ = ["MessageLog", "common_prefix", "first_change", "fresh", "is_messages", "same"]
+__all__ = ["MessageLog", "as_put", "common_prefix", "first_change", "fresh", "same"]
 
 _SERDE_KEY = "langgraph"
 
@@ -38,15 +38,32 @@ def first_change(known: Sequence[Any], target: Sequence[Any]) -> int:
     return next(compress(count(), map(is_not, known, target)), min(len(known), len(target)))
 
 
-def is_messages(value: Any, known: Sequence[BaseMessage] = ()) -> bool:
-    """A message channel's value: a non-empty list of LangChain messages (found by value).
-    ``known``: messages already checked (a log's cached list); the part of ``value`` that is
-    those very objects is not tested again, so a turn tests what it added, not the thread."""
+def as_put(value: Any, known: Sequence[BaseMessage] = ()) -> list[BaseMessage] | None:
+    """``value`` as the list a put records when it is a message channel's (a non-empty list of
+    LangChain messages, found by value), else ``None``. ``known``: messages already checked (a
+    log's cached list); the part of ``value`` that is those very objects is not tested again,
+    so a put tests what it added, not the thread.
+
+    A message without an id is copied here, and the list with it: LangGraph's ``add_messages``
+    gives such a message its id in place, and can do so while the put is still under way (a
+    graph's thread runs beside a blocking put, and an async put waits for its store), so the
+    checkpoint takes the message as it is when the put is called, as the stock savers, which
+    serialize it at once, do. ``known`` never holds such a message a caller holds (see
+    ``MessageLog``), so a copy is needed only in what follows it."""
     if not isinstance(value, list) or not value:
-        return False
-    rest = islice(value, first_change(known, value), None) if known else value
+        return None
+    k = first_change(known, value) if known else 0
+    rest = islice(value, k, None) if k else value
     # map over the builtin: the test of a long list runs at C speed
-    return all(map(isinstance, rest, repeat(BaseMessage)))
+    if not all(map(isinstance, rest, repeat(BaseMessage))):
+        return None
+    idless = [i for i in range(k, len(value)) if value[i].id is None]
+    if not idless:
+        return value
+    out = list(value)
+    for i in idless:
+        out[i] = fresh(out[i])
+    return out
 
 
 def _to_langchain(m: Message, serde: Any) -> BaseMessage:
@@ -168,7 +185,13 @@ class MessageLog:
     changed; it converts only what changed. With ``share`` (the caller promises never to
     change a message in place) the objects are not copied either way, and a put finds the
     unchanged part by identity with the list the caller holds at the head (``seen``: the last
-    one put, or the last one read there), at C speed: then it costs what changed."""
+    one put, or the last one read there), at C speed: then it costs what changed.
+
+    A message without an id is the exception: LangGraph's ``add_messages`` gives it its id in
+    place, so the very object proves nothing. The saver's own object for one is never handed
+    out, nor kept from a caller, even shared (a read copies it; ``idless`` says whether the log
+    has any, so that a log without one costs nothing more), and where ``seen`` would hold one
+    a caller holds it holds the saver's own instead: identity stops there."""
 
     def __init__(self, ctx: Context, serde: Any, share: bool = False) -> None:
         self.ctx = ctx
@@ -180,6 +203,7 @@ class MessageLog:
         self._seen: tuple[BaseMessage, ...] = ()  # the list a caller holds for the fold at ``_seen_seq``
         self._seen_seq = -1
         self.token = ctx.created_at.isoformat()
+        self.idless = False  # whether any of ``objects`` has no id (once set, stays set)
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -196,6 +220,8 @@ class MessageLog:
             for m, lc in zip(messages, found):
                 if lc is None:
                     lc = objects[m] = _to_langchain(m, self.serde)
+                    if lc.id is None:
+                        self.idless = True
                 out.append(lc)
         return out
 
@@ -220,13 +246,19 @@ class MessageLog:
         own = self.own_at(seq)
         whole = count >= len(own)
         part = own if whole else own[:count]
-        if self.share:
+        idless = self.idless
+        if self.share and not idless:
             out = list(part)
         else:
             with collector_paused(len(part)):  # (as a build: many new objects, no cycles among them)
-                out = [fresh(lc) for lc in part]
+                if self.share:
+                    out = [lc if lc.id is not None else fresh(lc) for lc in part]
+                else:
+                    out = [fresh(lc) for lc in part]
         if whole and seq == self.ctx.next_seq:
-            self._seen, self._seen_seq = tuple(out), seq
+            self._seen = tuple(out) if not idless else tuple(
+                given if lc.id is not None else lc for given, lc in zip(out, part))
+            self._seen_seq = seq
         return part, out
 
     # ---- writing -------------------------------------------------------------------------
@@ -310,8 +342,12 @@ class MessageLog:
     def _converted(self, lc: BaseMessage) -> tuple[Message, BaseMessage]:
         """``lc`` as a ctxfold message, with the saver's own object for it: what a read of the
         log gives back (so that a read is the same whether this saver put the message or
-        another one built it from the log), ``lc`` itself when shared and equal to that."""
+        another one built it from the log), ``lc`` itself when shared, equal to that and with an
+        id (see the class)."""
         m, back, exact = _to_ctxfold(lc, self.serde)
+        if lc.id is None:
+            self.idless = True
+            return m, back
         return m, lc if self.share and exact else back
 
     def forget_head(self) -> None:
