@@ -443,9 +443,9 @@ def test_a_message_given_its_id_in_place_changes_no_checkpoint(tmp_path, share) 
     with ContextSaver(url, share_messages=share) as saver:
         for got, expected in zip(turns(saver), want):
             _exact(got, expected)
-        cold = [m.id for m in _read(saver, "t", _latest(saver, "t"))]
+        warm = [m.id for m in _read(saver, "t", _latest(saver, "t"))]
     with ContextSaver(url) as again:  # what the log holds
-        assert [m.id for m in _read(again, "t", _latest(again, "t"))] == cold == ["h1", "given-to-a-read", "h2"]
+        assert [m.id for m in _read(again, "t", _latest(again, "t"))] == warm == ["h1", "given-to-a-read", "h2"]
 
 
 def _latest(saver: ContextSaver, thread: str) -> str:

@@ -255,18 +255,17 @@ class ContextSaver(BaseCheckpointSaver[str]):
         c = checkpoint.copy()
         values: dict[str, Any] = c.pop("channel_values")  # type: ignore[misc]
         lists: dict[str, list[BaseMessage]] = {}
-        plain: dict[str, tuple[str, bytes]] = {}
-        with self._logs.lock:
+        with self._logs.lock:  # (the open logs' cached lists)
             parent = self._refs.get((thread_id, ns, parent_id)) if parent_id is not None else None
             for channel in new_versions:
                 if channel in values:
-                    value = values[channel]
                     known = self._logs.known(thread_id, ns, channel, parent.get(channel)) if parent else ()
-                    as_list = as_put(value, known)
+                    as_list = as_put(values[channel], known)
                     if as_list is not None:
                         lists[channel] = as_list
-                    else:  # (an empty list too: it may be a message channel emptied, or not)
-                        plain[channel] = self.serde.dumps_typed(value)
+        # every other new value (an empty list too: it may be a message channel emptied, or not)
+        plain = {channel: self.serde.dumps_typed(values[channel])
+                 for channel in new_versions if channel in values and channel not in lists}
         kind, data = self.serde.dumps_typed(c)
         md = get_checkpoint_metadata(config, metadata)
         md_kind, md_data = self.serde.dumps_typed(md)
