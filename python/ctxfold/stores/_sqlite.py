@@ -4,8 +4,10 @@ Each save is one ``BEGIN IMMEDIATE`` transaction (the write lock taken up front,
 writers queue on ``busy_timeout`` instead of failing): the guarded head update, then the new
 events and content entries. SQLite has one writer per file, so the guard never races; it is
 still the same statement as PostgreSQL's, and the primary key (context, seq) backs it up.
-The schema is in ``docs/store.md``. The write-ahead log is checkpointed on a thread of the
-backend's, off the writers' path (``_sqlite_wal``)."""
+A save that carries rows of its caller's tables (``append_with``: the LangGraph saver's checkpoint
+rows) is instead one ``INSERT`` into the write view ``ctxfold_write``, in autocommit: see
+``WRITE``. The schema is in ``docs/store.md``. The write-ahead log is checkpointed on a thread
+of the backend's, off the writers' path (``_sqlite_wal``)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from ._schema import SCHEMA_VERSION, TABLES, check_existing
 from ._sqlite_wal import BOUND, WalCheckpointer
 from ._sqlite_wal import stop as stop_checkpoints
 
-__all__ = ["SQLiteBackend", "SCHEMA_VERSION", "connect"]
+__all__ = ["SQLiteBackend", "SCHEMA_VERSION", "WRITE", "connect", "write_statements"]
 
 T = TypeVar("T")
 
@@ -57,6 +59,85 @@ CREATE TABLE ctxfold_content (
     PRIMARY KEY (context_id, hash)
 );
 """
+
+# The write view. One INSERT of rows into it is one statement: in autocommit its own
+# transaction, with no BEGIN or COMMIT to run, and one release of the interpreter for the
+# database's work where a transaction of statements releases it at each (inside a LangGraph
+# graph, each release lets the graph's own thread take the interpreter, and the saver waits
+# to get it back). Each row goes to the INSTEAD OF trigger of its ``kind``: the store's, below,
+# write a save's head, events and content entries; code that keeps tables beside the store's
+# adds triggers of kinds of its own (the LangGraph saver: its checkpoint rows). A head whose
+# guard matches nothing raises ``_REFUSED``, which aborts the statement: nothing is written.
+_REFUSED = "ctxfold: the head moved"
+_WRITE_VIEW = (
+    """CREATE VIEW IF NOT EXISTS ctxfold_write (kind, a, b, c, d, e, f, g, h, i) AS
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0""",
+    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_write_head
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'head' BEGIN
+    INSERT OR IGNORE INTO ctxfold_contexts
+        (id, next_seq, created_at, updated_at, message_count, agent_name, origin_context_id, state)
+        VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h);
+    SELECT RAISE(ABORT, '{_REFUSED}') WHERE changes() = 0;
+END""",
+    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_write_move
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'move' BEGIN
+    UPDATE ctxfold_contexts
+        SET next_seq = NEW.b, updated_at = NEW.d, message_count = NEW.e, agent_name = NEW.f,
+            origin_context_id = NEW.g, state = NEW.h
+        WHERE id = NEW.a AND next_seq = NEW.i;
+    SELECT RAISE(ABORT, '{_REFUSED}') WHERE changes() = 0;
+END""",
+    """CREATE TRIGGER IF NOT EXISTS ctxfold_write_event
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'event' BEGIN
+    INSERT INTO ctxfold_events (context_id, seq, data) VALUES (NEW.a, NEW.b, NEW.c);
+END""",
+    """CREATE TRIGGER IF NOT EXISTS ctxfold_write_content
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'content' BEGIN
+    INSERT OR IGNORE INTO ctxfold_content (context_id, ord, hash, text) VALUES (NEW.a, NEW.b, NEW.c, NEW.d);
+END""",
+)
+# A statement of rows for the write view starts with this: (kind, then nine values, ``None``
+# where a kind has fewer) per row.
+WRITE = "INSERT INTO ctxfold_write (kind, a, b, c, d, e, f, g, h, i) VALUES "
+_WIDTH = 10
+# Rows in one statement, within SQLite's bound on a statement's parameters (32,766 since
+# 3.32): a save past it (thousands of events at once) is a transaction of statements instead.
+_MAX_ROWS = 32_766 // _WIDTH
+
+
+@functools.lru_cache(maxsize=256)
+def _write_sql(rows: int) -> str:
+    return WRITE + ", ".join(["(" + ", ".join(["?"] * _WIDTH) + ")"] * rows)
+
+
+def write_statements(rows: Sequence[Sequence[Any]]) -> list[Statement]:
+    """``rows`` (each a kind and nine values) as statements of the write view, as few as
+    SQLite's bound on parameters allows: for a caller's own kinds (``append_with`` makes one
+    statement of them and the save)."""
+    out: list[Statement] = []
+    for start in range(0, len(rows), _MAX_ROWS):
+        chunk = rows[start:start + _MAX_ROWS]
+        out.append((_write_sql(len(chunk)), [x for row in chunk for x in row]))
+    return out
+
+
+def _save_rows(writes: Sequence[Write], now: str) -> list[Any]:
+    """The parameters of the write view's rows of ``writes``: each head, then its events and
+    content entries."""
+    out: list[Any] = []
+    for w in writes:
+        if w.expected is None:
+            out += ("head", w.id, w.head, _iso(w.created_at), now, w.message_count, w.agent_name,
+                    w.origin_context_id, w.state, None)
+        else:
+            out += ("move", w.id, w.head, None, now, w.message_count, w.agent_name, w.origin_context_id, w.state,
+                    w.expected)
+        for seq, data in w.events:
+            out += ("event", w.id, seq, data, None, None, None, None, None, None)
+        for o, h, t in w.content:
+            out += ("content", w.id, o, h, t, None, None, None, None, None)
+    return out
+
 
 # How long a statement waits for another connection's write lock before "database is locked".
 _BUSY_TIMEOUT = 60.0
@@ -182,9 +263,13 @@ class SQLiteBackend:
                     if statement.strip():
                         con.execute(statement)
                 con.execute("INSERT INTO ctxfold_schema (version) VALUES (?)", (SCHEMA_VERSION,))
-                return
-            check_existing(f"sqlite://{self._path}", have,
-                           lambda: con.execute("SELECT max(version) FROM ctxfold_schema").fetchone())
+            else:
+                check_existing(f"sqlite://{self._path}", have,
+                               lambda: con.execute("SELECT max(version) FROM ctxfold_schema").fetchone())
+            # (a store made before the view gets it here: views and triggers are no tables of the
+            # schema version, and a ctxfold without them never reads them)
+            for statement in _WRITE_VIEW:
+                con.execute(statement)
 
     # ---- the backend -------------------------------------------------------------------
 
@@ -192,8 +277,22 @@ class SQLiteBackend:
         return self.append_with([w], ()) is None
 
     def append_with(self, writes: Sequence[Write], statements: Sequence[Statement]) -> int | None:
+        """When every statement is rows of the write view (``write_statements``), the saves and
+        they are one statement, up to ``_MAX_ROWS`` rows; else one transaction."""
         def op(con: sqlite3.Connection) -> int | None:
             now = _iso(datetime.now(timezone.utc))
+            if statements and all(sql.startswith(WRITE) for sql, _ in statements):
+                params = _save_rows(writes, now)
+                for _, p in statements:
+                    params += p
+                if len(params) <= _MAX_ROWS * _WIDTH:
+                    try:
+                        con.execute(_write_sql(len(params) // _WIDTH), params)
+                    except sqlite3.IntegrityError as e:
+                        if str(e) != _REFUSED:
+                            raise
+                        return _refused(con, writes)
+                    return None
             with self._transaction(con, "BEGIN IMMEDIATE"):
                 for i, w in enumerate(writes):
                     if w.expected is None:
@@ -307,6 +406,17 @@ class SQLiteBackend:
             self._changes.clear()
         for con in cons:
             con.close()
+
+
+def _refused(con: sqlite3.Connection, writes: Sequence[Write]) -> int:
+    """The index of the first of ``writes`` whose head is not where it expected (a guard of
+    the write view refused the statement, and nothing was written)."""
+    for i, w in enumerate(writes):
+        row = con.execute("SELECT next_seq FROM ctxfold_contexts WHERE id = ?", (w.id,)).fetchone()
+        if (row[0] if row else None) != w.expected:
+            return i
+    # every head is back where it was expected: moved and then deleted and saved anew meanwhile
+    return 0
 
 
 def connect(path: str, *, durable: bool) -> sqlite3.Connection:

@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 
 from ...errors import StoreError
 from ...stores._rows import Statement, trial_name
+from ...stores._sqlite import write_statements
 
-__all__ = ["Tables", "CheckpointRow", "put_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
+__all__ = ["Tables", "CheckpointRow", "put_statements", "view_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
 
 T = TypeVar("T")
@@ -45,6 +46,21 @@ _TABLES = (
         task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT NOT NULL,
         blob {blob} NOT NULL, task_path TEXT NOT NULL,
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
+)
+# On a SQLite store, a checkpoint's rows go through the store's write view (``ctxfold_write``),
+# in the one statement of its save: a blob and a checkpoint row are kinds of their own there.
+_SQLITE_TRIGGERS = (
+    """CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_blob
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_blob' BEGIN
+    INSERT OR REPLACE INTO ctxfold_lg_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+        VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f);
+END""",
+    """CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_checkpoint
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_checkpoint' BEGIN
+    INSERT OR REPLACE INTO ctxfold_lg_checkpoints
+        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, run_id)
+        VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
+END""",
 )
 _SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL processes
 
@@ -105,6 +121,9 @@ class Tables:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 for statement in _TABLES:
                     cur.execute(statement.format(blob="bytea" if self._pg is not None else "BLOB"))
+                if self._pg is None and self._memory is None:
+                    for statement in _SQLITE_TRIGGERS:
+                        cur.execute(statement)
         except BaseException:  # tables that cannot be made leave no connection open
             self.close()
             raise
@@ -201,7 +220,10 @@ class Tables:
                        blobs: Sequence[tuple[str, str, str, bytes]]) -> list[Statement]:
         """The statements that store a checkpoint with its channel blobs: the blobs in one
         multi-row upsert, then the checkpoint's (more only for thousands of channels). The
-        PostgreSQL store runs them, with the log appends, as one statement."""
+        store runs them with the log appends as one statement: on PostgreSQL as parts of it,
+        on SQLite as rows of its write view."""
+        if self._pg is None and self._memory is None:
+            return view_statements(row, run_id, blobs)
         return put_statements(self._pg is not None, row, run_id, blobs)
 
     def turn_statements(self) -> tuple[list[Statement], list[Statement], list[Statement]]:
@@ -348,6 +370,17 @@ def put_statements(pg: bool, row: CheckpointRow, run_id: str | None,
         out.append((f"INSERT OR REPLACE INTO ctxfold_lg_blobs ({_BLOB_COLUMNS}) VALUES {_values(len(chunk), 6, '?')}",
                     params))
     return [*out, (f"INSERT OR REPLACE {checkpoint}", (*row, run_id))]
+
+
+def view_statements(row: CheckpointRow, run_id: str | None,
+                    blobs: Sequence[tuple[str, str, str, bytes]]) -> list[Statement]:
+    """``Tables.put_statements`` on a SQLite store: rows of its write view (the blobs, then the
+    checkpoint), which the store's save makes one statement with its own."""
+    thread_id, ns = row[0], row[1]
+    rows: list[tuple[Any, ...]] = [("lg_blob", thread_id, ns, channel, version, kind, data, None, None, None)
+                                   for channel, version, kind, data in blobs]
+    rows.append(("lg_checkpoint", *row, run_id))
+    return write_statements(rows)
 
 
 def writes_statements(pg: bool, thread_id: str, ns: str, checkpoint_id: str, task_id: str, task_path: str,
