@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 __all__ = ["Usage", "RunContext", "SandboxPolicy", "SANDBOX_MODES"]
@@ -50,7 +51,12 @@ class Usage:
 
     def to_dict(self) -> dict[str, int]:
         """Every counter by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        # (every save of a context writes its usage: the names read once, not from fields())
+        return dict(zip(_USAGE_NAMES, _usage_values(self)))
+
+
+_USAGE_NAMES = tuple(f.name for f in fields(Usage))
+_usage_values = attrgetter(*_USAGE_NAMES)
 
 
 @dataclass(frozen=True)

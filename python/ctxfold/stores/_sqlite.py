@@ -280,7 +280,7 @@ class SQLiteBackend:
         """When every statement is rows of the write view (``write_statements``), the saves and
         they are one statement, up to ``_MAX_ROWS`` rows; else one transaction."""
         def op(con: sqlite3.Connection) -> int | None:
-            now = _iso(datetime.now(timezone.utc))
+            now = _iso(datetime.now(timezone.utc)) if writes else ""
             if statements and all(sql.startswith(WRITE) for sql, _ in statements):
                 params = _save_rows(writes, now)
                 for _, p in statements:
