@@ -283,7 +283,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
         blobs: list[tuple[str, str, str, bytes]] = []
         for channel, version in new_versions.items():
             if channel not in values:
-                blobs.append((channel, str(version), "empty", b""))
+                # A version with no value (a channel consumed, as ``__start__`` is each turn) has
+                # no row: a read finds none, as it skips the "empty" rows stores made before.
                 continue
             value = p.lists.get(channel, values[channel])
             if channel in p.lists or (isinstance(value, list) and not value and channel in parent):
