@@ -44,8 +44,12 @@ def log_id(thread_id: str, ns: str, channel: str, key: str = "") -> str:
     return json.dumps(parts, ensure_ascii=False)
 
 
+# (one encoder for every put: json.dumps with arguments of its own makes one per call)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def encode(segments: Sequence[Segment]) -> bytes:
-    return json.dumps([list(s) for s in segments], ensure_ascii=False, separators=(",", ":")).encode()
+    return _ENCODER.encode([list(s) for s in segments]).encode()
 
 
 def decode(data: bytes) -> list[Segment]:
