@@ -67,3 +67,23 @@ def test_a_checkpoint_is_one_statement(sqlite_url) -> None:
     with ContextSaver(sqlite_url) as cold:
         again = chat_graph([], cold)
         assert [m.id for m in again.get_state(config).values["messages"]] == ["h0", "ai-0", "h1", "ai-1", "h2", "ai-2"]
+
+
+def test_a_database_made_before_the_view_gets_it(sqlite_url, tmp_path) -> None:
+    # a store and saver tables made by a ctxfold without the write view: opening them adds it
+    import sqlite3
+
+    config: dict[str, Any] = {"configurable": {"thread_id": "t"}}
+    with ContextSaver(sqlite_url) as saver:
+        chat_graph([reply(0)], saver).invoke({"messages": [HumanMessage("first", id="h0")]}, config)
+    con = sqlite3.connect(sqlite_url.removeprefix("sqlite://"))
+    for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        con.execute(f"DROP TRIGGER {name}")
+    con.execute("DROP VIEW ctxfold_write")
+    con.commit()
+    con.close()
+    with ContextSaver(sqlite_url) as saver:
+        graph = chat_graph([reply(1)], saver)
+        graph.invoke({"messages": [HumanMessage("second", id="h1")]}, config)
+        assert [m.id for m in graph.get_state(config).values["messages"]] == ["h0", "ai-0", "h1", "ai-1"]
+        assert len(list(graph.get_state_history(config))) == 6
