@@ -69,7 +69,7 @@ def test_a_checkpoint_is_one_statement(sqlite_url) -> None:
         assert [m.id for m in again.get_state(config).values["messages"]] == ["h0", "ai-0", "h1", "ai-1", "h2", "ai-2"]
 
 
-def test_a_database_made_before_the_view_gets_it(sqlite_url, tmp_path) -> None:
+def test_a_database_made_before_the_view_gets_it(sqlite_url) -> None:
     # a store and saver tables made by a ctxfold without the write view: opening them adds it
     import sqlite3
 
