@@ -124,3 +124,16 @@ def stored_context(store: Any, context_id: str, n: int, **deps: Any) -> Any:
         ctx.add_message(Message.user(f"m{i}"))
     store.save(ctx)
     return ctx
+
+
+def without_write_view(sqlite_url: str) -> None:
+    """The SQLite database as a ctxfold made before the write view left it: no view
+    ``ctxfold_write``, no triggers."""
+    con = sqlite3.connect(sqlite_url.removeprefix("sqlite://"))
+    try:
+        for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+            con.execute(f"DROP TRIGGER {name}")
+        con.execute("DROP VIEW ctxfold_write")
+        con.commit()
+    finally:
+        con.close()

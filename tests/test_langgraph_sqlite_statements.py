@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("langgraph")
 
 from _langgraph_graphs import chat_graph, reply  # noqa: E402
+from _stores import without_write_view  # noqa: E402
 from ctxfold import Store  # noqa: E402
 from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
 from ctxfold.stores._sqlite import WRITE  # noqa: E402
@@ -71,17 +72,10 @@ def test_a_checkpoint_is_one_statement(sqlite_url) -> None:
 
 def test_a_database_made_before_the_view_gets_it(sqlite_url) -> None:
     # a store and saver tables made by a ctxfold without the write view: opening them adds it
-    import sqlite3
-
     config: dict[str, Any] = {"configurable": {"thread_id": "t"}}
     with ContextSaver(sqlite_url) as saver:
         chat_graph([reply(0)], saver).invoke({"messages": [HumanMessage("first", id="h0")]}, config)
-    con = sqlite3.connect(sqlite_url.removeprefix("sqlite://"))
-    for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-        con.execute(f"DROP TRIGGER {name}")
-    con.execute("DROP VIEW ctxfold_write")
-    con.commit()
-    con.close()
+    without_write_view(sqlite_url)
     with ContextSaver(sqlite_url) as saver:
         graph = chat_graph([reply(1)], saver)
         graph.invoke({"messages": [HumanMessage("second", id="h1")]}, config)

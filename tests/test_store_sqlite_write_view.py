@@ -5,11 +5,11 @@ seq stored twice a ConflictError, a key of the caller's own a StoreError."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from _stores import without_write_view
 from ctxfold import ConflictError, Context, Message, Store
 from ctxfold.errors import StoreError
 from ctxfold.stores._sqlite import WRITE, write_statements
@@ -149,17 +149,11 @@ def test_more_rows_than_a_statement_holds_are_one_transaction(store: Store) -> N
 
 
 def test_a_store_made_before_the_view_gets_it_when_opened(sqlite_url) -> None:
-    path = sqlite_url.removeprefix("sqlite://")
     with Store(sqlite_url) as store:
         ctx = Context()
         ctx.add_message(Message.user("old"))
         store.save(ctx)
-    con = sqlite3.connect(path)
-    for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-        con.execute(f"DROP TRIGGER {name}")
-    con.execute("DROP VIEW ctxfold_write")
-    con.commit()
-    con.close()
+    without_write_view(sqlite_url)
     with Store(sqlite_url) as store:
         for statement in _PROBE:
             _run(store, statement)
