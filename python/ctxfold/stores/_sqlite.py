@@ -421,8 +421,8 @@ def _refused(con: sqlite3.Connection, writes: Sequence[Write]) -> int:
 
 def connect(path: str, *, durable: bool) -> sqlite3.Connection:
     """A connection to the file for ctxfold's statements (the store's and the LangGraph
-    saver's): autocommit, every transaction begun explicitly; handed between threads, one
-    caller at a time (``check_same_thread=False``); WAL; a commit survives a crash of the
+    saver's): autocommit, a transaction begun explicitly or one statement alone; handed between
+    threads, one caller at a time (``check_same_thread=False``); WAL; a commit survives a crash of the
     process, and with ``durable`` a power loss too; the log checkpointed by the backend's
     thread, a commit checkpointing it only past ``BOUND`` pages."""
     con = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
