@@ -126,6 +126,17 @@ def stored_context(store: Any, context_id: str, n: int, **deps: Any) -> Any:
     return ctx
 
 
+def moved_on_elsewhere(url: str, context_id: str) -> None:
+    """Another writer (a store of its own on ``url``) saves one more message, "elsewhere", to
+    the stored context: a save of it from what was loaded before is then a conflict."""
+    from ctxfold import Message, Store
+
+    with Store(url) as store:
+        other = store.load(context_id)
+        other.add_message(Message.user("elsewhere"))
+        store.save(other)
+
+
 def without_write_view(sqlite_url: str) -> None:
     """The SQLite database as a ctxfold made before the write view left it: no view
     ``ctxfold_write``, no triggers."""

@@ -12,7 +12,7 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg")
 
-from _stores import pg_url  # noqa: E402,F401
+from _stores import moved_on_elsewhere, pg_url  # noqa: E402,F401
 from ctxfold import AsyncStore, Context, Message, Store, SystemPromptMessage, ToolDefinitionsMessage  # noqa: E402
 from ctxfold.errors import ConflictError  # noqa: E402
 from ctxfold.stores._postgres_session import Connection  # noqa: E402
@@ -87,10 +87,7 @@ def test_a_statement_that_cannot_be_a_part_runs_in_one_transaction(store, sent, 
     assert "BEGIN" in sent and "COMMIT" in sent
     assert store.load(ctx.id).messages == ctx.messages and "beside" in _probe(store)
     # and refused whole when the head moved
-    with Store(pg_url) as other:
-        moved = other.load(ctx.id)
-        moved.add_message(Message.user("elsewhere"))
-        other.save(moved)
+    moved_on_elsewhere(pg_url, ctx.id)
     before = _probe(store)
     ctx.add_message(Message.user("lost"))
     with pytest.raises(ConflictError, match=ctx.id):
@@ -106,9 +103,7 @@ def test_the_async_store_sends_one_statement_too(pg_url, sent) -> None:  # noqa:
                 ctx = _with_content()
                 await a._save_with([ctx], [(INSERT, ("a",)), (INSERT, ("b",))])
                 assert _probe(b) == ["a", "b"] and b.load(ctx.id).messages == ctx.messages
-                other = b.load(ctx.id)
-                other.add_message(Message.user("elsewhere"))
-                b.save(other)
+                moved_on_elsewhere(pg_url, ctx.id)
                 seq = ctx.stored_seq
                 ctx.add_message(Message.user("lost"))
                 with pytest.raises(ConflictError, match=ctx.id):

@@ -4,6 +4,7 @@ and PostgreSQL — all of it, or (a context whose head moved on) none of it."""
 from __future__ import annotations
 
 import pytest
+from _stores import moved_on_elsewhere
 from ctxfold import ConflictError, Context, Message, Store
 from ctxfold.errors import StoreError
 
@@ -25,9 +26,7 @@ def test_saves_and_statements_land_together_or_not_at_all(store_url) -> None:
         assert _rows(a) == ["both saved"]
 
         # another writer moves `two` on: the next transaction is refused whole
-        other = b.load(two.id)
-        other.add_message(Message.user("elsewhere"))
-        b.save(other)
+        moved_on_elsewhere(url, two.id)
         one.add_message(Message.user("more"))
         two.add_message(Message.user("lost"))
         with pytest.raises(ConflictError, match=two.id):
@@ -56,9 +55,7 @@ def test_the_async_store_does_the_same(store_url) -> None:
                 ctx.add_message(Message.user("first"))
                 await a._save_with([ctx], [(f"INSERT INTO probe (x) VALUES ({mark})", ("saved",))])
                 assert b.load(ctx.id).messages == ctx.messages and _rows(b) == ["saved"]
-                other = b.load(ctx.id)
-                other.add_message(Message.user("elsewhere"))
-                b.save(other)
+                moved_on_elsewhere(store_url, ctx.id)
                 ctx.add_message(Message.user("lost"))
                 with pytest.raises(ConflictError, match=ctx.id):
                     await a._save_with([ctx], [(f"INSERT INTO probe (x) VALUES ({mark})", ("refused",))])

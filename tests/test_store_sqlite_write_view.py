@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
-from _stores import without_write_view
+from _stores import moved_on_elsewhere, without_write_view
 from ctxfold import ConflictError, Context, Message, Store
 from ctxfold.errors import StoreError
 from ctxfold.stores._sqlite import WRITE, write_statements
@@ -87,10 +87,7 @@ def test_a_moved_head_refuses_everything(store: Store, sqlite_url) -> None:
     one.add_message(Message.user("first"))
     two.add_message(Message.user("second"))
     store._save_with([one, two], write_statements(_probe("saved")))
-    with Store(sqlite_url) as other_store:
-        other = other_store.load(two.id)
-        other.add_message(Message.user("elsewhere"))
-        other_store.save(other)
+    moved_on_elsewhere(sqlite_url, two.id)
     one.add_message(Message.user("more"))
     two.add_message(Message.user("lost"))
     with pytest.raises(ConflictError, match=two.id):

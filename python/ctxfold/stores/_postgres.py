@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, Statement, StoredContext, Write, listed, trial_name
+from ._rows import Read, Statement, StoredContext, Write, first_moved, listed, trial_name
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -169,6 +169,8 @@ def save_statement(writes: Sequence[Write], statements: Sequence[Statement]) -> 
 
 _HEAD_STATE = "SELECT next_seq, state FROM ctxfold_contexts WHERE id = %s"
 _HEAD = "SELECT next_seq FROM ctxfold_contexts WHERE id = %s"
+# The heads of a refused save's contexts: which one had moved (``first_moved``).
+_HEADS_OF = "SELECT id, next_seq FROM ctxfold_contexts WHERE id = ANY(%s)"
 # A first look at each of the store's tables (and their keys) on a connection, matching no row.
 _TABLE_READS: tuple[Statement, ...] = (
     (_HEAD, ("",)),
@@ -422,11 +424,10 @@ class PostgresBackend:
                     for sql, params in statements:
                         con.execute(sql, params)
             except psycopg.errors.DivisionByZero:
-                for i, w in enumerate(writes):
-                    row = con.execute("SELECT next_seq FROM ctxfold_contexts WHERE id = %s", (w.id,)).fetchone()
-                    if (row[0] if row else None) != w.expected:
-                        return i
-                raise
+                moved = first_moved(writes, con.execute(_HEADS_OF, ([w.id for w in writes],)))
+                if moved is None:
+                    raise
+                return moved
             return None
 
         try:

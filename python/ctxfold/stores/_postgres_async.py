@@ -14,6 +14,7 @@ from ..errors import ConflictError, StoreError
 from ._postgres import (
     _CREATE,
     _HEAD_STATE,
+    _HEADS_OF,
     _SCHEMA_LOCK,
     _utc,
     append_or_abort_statement,
@@ -26,7 +27,7 @@ from ._postgres import (
     trial_statements,
 )
 from ._postgres_session import BEGIN_SNAPSHOT, connect_async, one_trip_async
-from ._rows import Read, Statement, StoredContext, Write, listed
+from ._rows import Read, Statement, StoredContext, Write, first_moved, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 
 try:
@@ -167,12 +168,11 @@ class AsyncPostgresBackend:
                     for sql, params in statements:
                         await con.execute(sql, params)
             except psycopg.errors.DivisionByZero:
-                for i, w in enumerate(writes):
-                    row = await (await con.execute("SELECT next_seq FROM ctxfold_contexts WHERE id = %s",
-                                                   (w.id,))).fetchone()
-                    if (row[0] if row else None) != w.expected:
-                        return i
-                raise
+                heads = await (await con.execute(_HEADS_OF, ([w.id for w in writes],))).fetchall()
+                moved = first_moved(writes, heads)
+                if moved is None:
+                    raise
+                return moved
             return None
 
         try:

@@ -4,15 +4,15 @@ one load's rows, one listing entry. Plain data; the backends hold the SQL."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from ..errors import DecodeError
 
-__all__ = ["Backend", "Read", "Statement", "StoredContext", "StoredTail", "Write", "count_column", "listed",
-           "trial_name"]
+__all__ = ["Backend", "Read", "Statement", "StoredContext", "StoredTail", "Write", "count_column", "first_moved",
+           "listed", "trial_name"]
 
 # One SQL statement of a caller's own tables, in the backend's placeholder style (SQLite ``?``,
 # PostgreSQL ``%s`` / ``%(name)s``), and its parameters: run by ``append_with`` inside a save's
@@ -79,6 +79,15 @@ class Write:
     origin_context_id: str | None
     events: list[tuple[int, str]]
     content: list[tuple[int, str, str]]
+
+
+def first_moved(writes: Sequence[Write], heads: Iterable[tuple[str, Any]]) -> int | None:
+    """Which of ``writes`` a refused save failed on: the index of the first whose head, among
+    the store's ``(id, next_seq)`` rows read after the refusal (none for a context not
+    stored), is not the one it expected; ``None`` when every head is where expected (moved,
+    or deleted, and saved anew since)."""
+    now = dict(heads)
+    return next((i for i, w in enumerate(writes) if now.get(w.id) != w.expected), None)
 
 
 @dataclass(frozen=True)

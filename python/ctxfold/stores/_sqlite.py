@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from ..errors import ConflictError, StoreError
-from ._rows import Read, Statement, StoredContext, Write, listed
+from ._rows import Read, Statement, StoredContext, Write, first_moved, listed
 from ._schema import SCHEMA_VERSION, TABLES, check_existing
 from ._sqlite_wal import BOUND, WalCheckpointer
 from ._sqlite_wal import stop as stop_checkpoints
@@ -411,12 +411,11 @@ class SQLiteBackend:
 def _refused(con: sqlite3.Connection, writes: Sequence[Write]) -> int:
     """The index of the first of ``writes`` whose head is not where it expected (a guard of
     the write view refused the statement, and nothing was written)."""
-    for i, w in enumerate(writes):
-        row = con.execute("SELECT next_seq FROM ctxfold_contexts WHERE id = ?", (w.id,)).fetchone()
-        if (row[0] if row else None) != w.expected:
-            return i
-    # every head is back where it was expected: moved and then deleted and saved anew meanwhile
-    return 0
+    heads = con.execute(f"SELECT id, next_seq FROM ctxfold_contexts WHERE id IN ({', '.join('?' * len(writes))})",
+                        [w.id for w in writes])
+    # (none: every head is back where it was expected, moved and then deleted and saved anew
+    # meanwhile; the guard did refuse, so the save is refused on its first context)
+    return first_moved(writes, heads) or 0
 
 
 def connect(path: str, *, durable: bool) -> sqlite3.Connection:

@@ -115,13 +115,16 @@ class Tables:
             # closing it is a ResourceWarning on CPython 3.13).
             weakref.finalize(self, self._memory.close)
         self._ph = "%s" if self._pg is not None else "?"
+        # A SQLite store's: a checkpoint's rows go to the store's write view (see
+        # ``put_statements``), through the triggers made below.
+        self._view = store is not None and self._pg is None
         try:
             with self._tx() as cur:
                 if self._pg is not None:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
                 for statement in _TABLES:
                     cur.execute(statement.format(blob="bytea" if self._pg is not None else "BLOB"))
-                if self._pg is None and self._memory is None:
+                if self._view:
                     for statement in _SQLITE_TRIGGERS:
                         cur.execute(statement)
         except BaseException:  # tables that cannot be made leave no connection open
@@ -222,7 +225,7 @@ class Tables:
         multi-row upsert, then the checkpoint's (more only for thousands of channels). The
         store runs them with the log appends as one statement: on PostgreSQL as parts of it,
         on SQLite as rows of its write view."""
-        if self._pg is None and self._memory is None:
+        if self._view:
             return view_statements(row, run_id, blobs)
         return put_statements(self._pg is not None, row, run_id, blobs)
 
