@@ -449,7 +449,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         for ns, channel, version, data in self._tables.blobs_of_kind(thread_id, MESSAGES):
             if (ns, channel, version) in held:
                 read |= {log_id(thread_id, ns, channel, key) for key, *_ in decode(data)}
-        self._tables.delete_blobs(thread_id, [k for k in self._tables.blob_keys(thread_id) if k not in held])
+        self._tables.delete_blobs(thread_id, [k[:3] for k in self._tables.blob_keys(thread_id) if k[:3] not in held])
         for cid in self._thread_logs(thread_id) - read:
             self._logs.delete(cid)
         with self._logs.lock:
@@ -479,20 +479,48 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._tables.copy_thread(source, target)
 
     def _prune(self, thread_ids: Sequence[str], strategy: str) -> None:
-        """``"keep_latest"``: keep only each namespace's latest checkpoint of each thread (with
-        its writes, its channel versions and the logs it reads); ``"delete"``: delete the
-        threads."""
+        """``"keep_latest"``: keep each namespace's latest checkpoint of each thread (with its
+        writes, its channel versions and the logs it reads) and the ancestors a
+        ``DeltaChannel`` of it rebuilds its value from (see ``_kept``); ``"delete"``: delete
+        the threads."""
         self._check_open()
+        if isinstance(thread_ids, str):  # (a str is a sequence: of one-letter thread ids)
+            raise TypeError("thread_ids must be a sequence of thread ids, not a str")
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
         for thread_id in map(str, thread_ids):
             if strategy == "delete":
                 self._delete_thread(thread_id)
                 continue
+            valued = {k[:3] for k in self._tables.blob_keys(thread_id) if k[3] != "empty"}
             for ns in self._tables.namespaces(thread_id):
                 rows = self._tables.checkpoints(thread_id, ns, None, None)
-                self._tables.delete_checkpoints([(thread_id, ns, r[2]) for r in rows[1:]])
+                kept = self._kept(rows, valued)
+                self._tables.delete_checkpoints([(thread_id, ns, r[2]) for r in rows if r[2] not in kept])
             self._collect(thread_id)
+
+    def _kept(self, rows: builtins.list[CheckpointRow], valued: set[tuple[str, str, str]]) -> set[str]:
+        """The checkpoints ``keep_latest`` keeps of one namespace (``rows``, newest first): the
+        latest, and the ancestors it reads a ``DeltaChannel`` from. Such a channel stores a
+        value only every so many steps and is rebuilt from the nearest ancestor holding one
+        plus the pending writes since (LangGraph's ``get_delta_channel_history``); a
+        checkpoint's metadata names the channels that changed since they last stored a value
+        (``counters_since_delta_snapshot``). So the parent chain is kept back to where each of
+        those, at the version the chain holds, has a stored value (``valued``: (namespace,
+        channel, version)); a version with no value is a step of the channel rebuilt."""
+        latest = rows[0]
+        metadata = self.serde.loads_typed((latest[6], latest[7]))
+        waiting = set(metadata.get("counters_since_delta_snapshot") or ())
+        by_id = {r[2]: r for r in rows}
+        kept: set[str] = set()
+        row: CheckpointRow | None = latest
+        while row is not None:
+            kept.add(row[2])
+            versions = self.serde.loads_typed((row[4], row[5]))["channel_versions"]
+            # (a channel with no version here was never written before: nothing older to read)
+            waiting = {ch for ch in waiting if ch in versions and (row[1], ch, str(versions[ch])) not in valued}
+            row = by_id.get(row[3]) if waiting and row[3] is not None else None
+        return kept
 
     # ---- versions --------------------------------------------------------------------------
 
@@ -555,9 +583,13 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._copy_thread(source_thread_id, target_thread_id)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """``"keep_latest"``: keep only each namespace's latest checkpoint of each thread, with
-        its writes, its channel versions and the logs it reads (every other fork is deleted);
-        ``"delete"``: delete the threads."""
+        """``"keep_latest"``: keep each namespace's latest checkpoint of each thread, with its
+        writes, its channel versions and the logs it reads (every other fork is deleted), and
+        the ancestors, with their writes, that a ``DeltaChannel`` of it is rebuilt from (back
+        to the nearest that stores its value); ``"delete"``: delete the threads.
+
+        Raises ``TypeError`` for a ``str`` of thread ids, ``ValueError`` for another
+        strategy."""
         self._prune(thread_ids, strategy)
 
     # ---- async: the AsyncStore and async table access ---------------------------------------

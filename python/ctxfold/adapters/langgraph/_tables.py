@@ -281,10 +281,10 @@ class Tables:
             "SELECT checkpoint_ns, channel, version, blob FROM ctxfold_lg_blobs WHERE thread_id = ? AND type = ?",
             (thread_id, kind))]
 
-    def blob_keys(self, thread_id: str) -> list[tuple[str, str, str]]:
-        """(namespace, channel, version) of every blob of the thread."""
-        return [(r[0], r[1], r[2]) for r in self._read(
-            "SELECT checkpoint_ns, channel, version FROM ctxfold_lg_blobs WHERE thread_id = ?", (thread_id,))]
+    def blob_keys(self, thread_id: str) -> list[tuple[str, str, str, str]]:
+        """(namespace, channel, version, type) of every blob of the thread."""
+        return [(r[0], r[1], r[2], r[3]) for r in self._read(
+            "SELECT checkpoint_ns, channel, version, type FROM ctxfold_lg_blobs WHERE thread_id = ?", (thread_id,))]
 
     def delete_blobs(self, thread_id: str, keys: Sequence[tuple[str, str, str]]) -> None:
         """The thread's blobs (namespace, channel, version)."""
