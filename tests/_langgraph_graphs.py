@@ -5,15 +5,36 @@ is random in a run (message ids LangGraph makes up, checkpoint ids)."""
 from __future__ import annotations
 
 import copy
+import functools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+import pytest
 from ctxfold.adapters.langgraph import ContextSaver
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from langchain_core.tools import tool
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Interrupt
+
+
+@pytest.fixture(name="saver", params=["memory", "sqlite", "postgres"])
+def each_saver(request: Any) -> Iterator[ContextSaver]:
+    """The fixture ``saver``: a ContextSaver in memory, on a fresh SQLite file, on a fresh
+    PostgreSQL schema (imported under this name: a test's parameter ``saver`` is no
+    redefinition of it)."""
+    if request.param == "memory":
+        s = ContextSaver()
+    else:
+        s = ContextSaver(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+    yield s
+    s.close()
+
+
+def batched_messages(state: list[AnyMessage] | None, writes: Sequence[Any]) -> list[AnyMessage]:
+    """``add_messages`` over a batch of writes: a ``DeltaChannel``'s reducer of messages."""
+    return functools.reduce(add_messages, writes, state or [])
 
 
 def reply(turn: int, text: str = "", **kw: Any) -> AIMessage:

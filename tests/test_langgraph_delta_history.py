@@ -9,7 +9,6 @@ and PostgreSQL. Graphs on it behave as on ``InMemorySaver``.
 and these name a snapshot frequency local to a test.)"""
 
 import asyncio
-import functools
 import operator
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -18,6 +17,7 @@ import pytest
 
 pytest.importorskip("langgraph")
 
+from _langgraph_graphs import batched_messages, each_saver  # noqa: E402,F401  (each_saver: the fixture "saver")
 from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage  # noqa: E402
 from langgraph.channels import DeltaChannel  # noqa: E402
@@ -31,20 +31,6 @@ pytestmark = pytest.mark.frameworks
 _CHANNELS = ["messages", "notes", "log", "count", "no-such-channel"]
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def saver(request):
-    if request.param == "memory":
-        s = ContextSaver()
-    else:
-        s = ContextSaver(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
-    yield s
-    s.close()
-
-
-def _batched(state: list[AnyMessage] | None, writes: Sequence[Any]) -> list[AnyMessage]:
-    return functools.reduce(add_messages, writes, state or [])
-
-
 def _summed(state: int | None, writes: Sequence[int]) -> int:
     return (state or 0) + sum(writes)
 
@@ -54,7 +40,7 @@ def _graph(saver: BaseCheckpointSaver, every: int) -> Any:
     saver keeps as a log (``log``) and a plain one (``count``)."""
 
     class State(TypedDict):
-        messages: Annotated[list[AnyMessage], DeltaChannel(_batched, snapshot_frequency=every)]
+        messages: Annotated[list[AnyMessage], DeltaChannel(batched_messages, snapshot_frequency=every)]
         notes: Annotated[int, DeltaChannel(_summed, snapshot_frequency=every + 1)]
         log: Annotated[list[AnyMessage], add_messages]
         count: Annotated[int, operator.add]

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("langgraph")
 
+from _langgraph_graphs import each_saver  # noqa: E402,F401  (the fixture "saver")
 from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage  # noqa: E402
 from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
@@ -18,16 +19,6 @@ from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
 pytestmark = pytest.mark.frameworks
 
 MAIN = '["langgraph", "t", "", "messages"]'
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def saver(request):
-    if request.param == "memory":
-        s = ContextSaver()
-    else:
-        s = ContextSaver(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
-    yield s
-    s.close()
 
 
 def _put(saver: ContextSaver, messages: list[BaseMessage], parent: str | None, n: int, run: str) -> str:

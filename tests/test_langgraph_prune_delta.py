@@ -7,42 +7,27 @@ on, as it does on ``InMemorySaver`` (the oracle, never pruned).
 (No ``from __future__ import annotations``: LangGraph reads a state's annotations at run time,
 and these name a snapshot frequency local to a test.)"""
 
-import functools
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 import pytest
 
 pytest.importorskip("langgraph")
 
+from _langgraph_graphs import batched_messages, each_saver  # noqa: E402,F401  (each_saver: the fixture "saver")
 from ctxfold.adapters.langgraph import ContextSaver  # noqa: E402
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage  # noqa: E402
 from langgraph.channels import DeltaChannel  # noqa: E402
 from langgraph.checkpoint.base import BaseCheckpointSaver  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from langgraph.graph import START, StateGraph, add_messages  # noqa: E402
+from langgraph.graph import START, StateGraph  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
 pytestmark = pytest.mark.frameworks
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def saver(request):
-    if request.param == "memory":
-        s = ContextSaver()
-    else:
-        s = ContextSaver(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
-    yield s
-    s.close()
-
-
-def _batched(state: list[AnyMessage] | None, writes: Sequence[Any]) -> list[AnyMessage]:
-    return functools.reduce(add_messages, writes, state or [])
-
-
 def _graph(saver: BaseCheckpointSaver, every: int) -> Any:
     class State(TypedDict):
-        messages: Annotated[list[AnyMessage], DeltaChannel(_batched, snapshot_frequency=every)]
+        messages: Annotated[list[AnyMessage], DeltaChannel(batched_messages, snapshot_frequency=every)]
         seen: int
 
     def agent(state: State) -> dict[str, Any]:
@@ -92,7 +77,7 @@ def test_keep_latest_keeps_the_latest_alone_when_it_holds_the_value(saver: Conte
     # every step writes the messages: with a value stored at each update, the latest checkpoint
     # holds it, and nothing older is read
     class State(TypedDict):
-        messages: Annotated[list[AnyMessage], DeltaChannel(_batched, snapshot_frequency=1)]
+        messages: Annotated[list[AnyMessage], DeltaChannel(batched_messages, snapshot_frequency=1)]
 
     g = StateGraph(State)
     g.add_node("agent", lambda s: {"messages": [AIMessage(f"a{len(s['messages'])}", id=f"a{len(s['messages'])}")]})
