@@ -5,6 +5,8 @@ seq stored twice a ConflictError, a key of the caller's own a StoreError."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -12,7 +14,7 @@ import pytest
 from _stores import moved_on_elsewhere, without_write_view
 from ctxfold import ConflictError, Context, Message, Store
 from ctxfold.errors import StoreError
-from ctxfold.stores._sqlite import WRITE, write_statements
+from ctxfold.stores._sqlite import WRITE, write_rows, write_statements
 
 # A kind of the test's own, as code that keeps tables beside the store's adds: a row of the
 # view with kind 'probe' inserts its first value into the table probe.
@@ -158,3 +160,45 @@ def test_a_store_made_before_the_view_gets_it_when_opened(sqlite_url) -> None:
         ctx.add_message(Message.user("new"))
         store._save_with([ctx], write_statements(_probe("x")))
         assert [m.content for m in store.load(ctx.id).messages] == ["old", "new"] and _probes(store) == ["x"]
+
+
+@pytest.mark.parametrize("rows", [1, 3, 4, 5, 8, 9, 16, 17, 40])
+def test_a_statement_is_padded_to_its_bucket_and_the_padding_writes_nothing(store: Store, rows: int) -> None:
+    params: list[object] = [x for row in _probe(*(f"{i:03}" for i in range(rows))) for x in row]
+    sql, padded = write_rows(list(params))
+    bucket = max(4, 1 << (rows - 1).bit_length())
+    assert sql.count("(?") == bucket and len(padded) == 10 * bucket and padded[:len(params)] == params
+    ctx = Context()
+    ctx.add_message(Message.user("one"))
+    store._save_with([ctx], write_statements(_probe(*(f"{i:03}" for i in range(rows)))))
+    assert _probes(store) == [f"{i:03}" for i in range(rows)]
+    assert [m.content for m in store.load(ctx.id).messages] == ["one"]
+
+
+def test_a_new_connection_never_waits_for_another_writer_and_then_waits_as_before(store: Store, sqlite_url) -> None:
+    # Each connection compiles the view's statements as it opens, by running them with padding
+    # rows only; another connection's write lock makes that fail at once (compiled all the
+    # same), not wait out the busy timeout, and the timeout is the store's again afterwards.
+    path = sqlite_url.removeprefix("sqlite://")
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    backend = store._backend  # type: ignore[attr-defined]
+    first = backend._acquire()
+    opened: list[sqlite3.Connection] = []
+    try:
+        opener = threading.Thread(target=lambda: opened.append(backend._acquire()))
+        opener.start()
+        opener.join(timeout=20)  # the busy timeout is 60 s: waiting for the lock would not end here
+        assert not opener.is_alive() and len(opened) == 1
+        assert opened[0].execute("PRAGMA busy_timeout").fetchone()[0] == 60_000
+        threading.Timer(0.3, holder.execute, ("COMMIT",)).start()
+        ctx = Context()
+        ctx.add_message(Message.user("after the lock"))
+        backend._release(opened.pop())
+        store._save_with([ctx], write_statements(_probe("waited")))  # waits for the holder, then writes
+        assert _probes(store) == ["waited"]
+    finally:
+        backend._release(first)
+        for con in opened:
+            backend._release(con)
+        holder.close()

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from ...errors import StoreError
 from ...stores._rows import Statement, trial_name
-from ...stores._sqlite import write_statements
+from ...stores._sqlite import warm_writes, write_rows, write_statements
 
 __all__ = ["Tables", "CheckpointRow", "put_statements", "view_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
@@ -47,6 +47,7 @@ _TABLES = (
         blob {blob} NOT NULL, task_path TEXT NOT NULL,
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))""",
 )
+_WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
 # On a SQLite store, a checkpoint's rows go through the store's write view (``ctxfold_write``),
 # in the one statement of its save: a blob and a checkpoint row are kinds of their own there.
 _SQLITE_TRIGGERS = (
@@ -59,6 +60,17 @@ END""",
     INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_checkpoint' BEGIN
     INSERT OR REPLACE INTO ctxfold_lg_checkpoints
         (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, run_id)
+        VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
+END""",
+    # (pending writes too: a statement text the connection has compiled already)
+    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_write
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_write' BEGIN
+    INSERT OR IGNORE INTO ctxfold_lg_writes ({_WRITE_COLUMNS})
+        VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
+END""",
+    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_write_replace
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_write_replace' BEGIN
+    INSERT OR REPLACE INTO ctxfold_lg_writes ({_WRITE_COLUMNS})
         VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
 END""",
 )
@@ -75,7 +87,6 @@ _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type,
 # five new ones, with VALUES of as many rows as it had). The arrays cost some: a one- or two-row
 # pending write took 151-177 µs that way and 117-137 µs as VALUES, on a local server.
 _BLOB_COLUMNS = "thread_id, checkpoint_ns, channel, version, type, blob"
-_WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path"
 _PG_UPSERT_BLOBS = ("ON CONFLICT (thread_id, checkpoint_ns, channel, version) "
                     "DO UPDATE SET type = EXCLUDED.type, blob = EXCLUDED.blob")
 _PG_UPSERT_CHECKPOINT = ("ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET "
@@ -127,6 +138,8 @@ class Tables:
                 if self._view:
                     for statement in _SQLITE_TRIGGERS:
                         cur.execute(statement)
+                    # (the new triggers change the schema: the connection compiles anew)
+                    warm_writes(cur)
         except BaseException:  # tables that cannot be made leave no connection open
             self.close()
             raise
@@ -351,6 +364,12 @@ class Tables:
                    rows: Sequence[tuple[int, str, str, bytes]], replace: bool) -> None:
         """``rows``: (idx, channel, type, data). ``replace``: overwrite rows already there
         (LangGraph's special channels); else keep them."""
+        if self._view:
+            kind = "lg_write_replace" if replace else "lg_write"
+            self.run([write_rows(params) for _, params in write_statements(
+                [(kind, thread_id, ns, checkpoint_id, task_id, idx, channel, type_, data, task_path)
+                 for idx, channel, type_, data in rows])])
+            return
         self.run(writes_statements(self._pg is not None, thread_id, ns, checkpoint_id, task_id, task_path, rows,
                                    replace))
 
