@@ -166,7 +166,7 @@ def test_a_store_made_before_the_view_gets_it_when_opened(sqlite_url) -> None:
 def test_a_statement_is_padded_to_its_bucket_and_the_padding_writes_nothing(store: Store, rows: int) -> None:
     params: list[object] = [x for row in _probe(*(f"{i:03}" for i in range(rows))) for x in row]
     sql, padded = write_rows(list(params))
-    bucket = max(4, 1 << (rows - 1).bit_length())
+    bucket = rows if rows <= 8 else 1 << (rows - 1).bit_length()  # exact up to 8, then 16, 32, …
     assert sql.count("(?") == bucket and len(padded) == 10 * bucket and padded[:len(params)] == params
     ctx = Context()
     ctx.add_message(Message.user("one"))
@@ -176,14 +176,16 @@ def test_a_statement_is_padded_to_its_bucket_and_the_padding_writes_nothing(stor
 
 
 def test_a_new_connection_never_waits_for_another_writer_and_then_waits_as_before(store: Store, sqlite_url) -> None:
-    # Each connection compiles the view's statements as it opens, by running them with padding
-    # rows only; another connection's write lock makes that fail at once (compiled all the
-    # same), not wait out the busy timeout, and the timeout is the store's again afterwards.
+    # Once the view has a user, each connection compiles the view's statements as it opens, by
+    # running them with padding rows only; another connection's write lock makes that fail at
+    # once (compiled all the same), not wait out the busy timeout, and the timeout is the
+    # store's again afterwards.
     path = sqlite_url.removeprefix("sqlite://")
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     backend = store._backend  # type: ignore[attr-defined]
     first = backend._acquire()
+    backend.warm_view(first)
     opened: list[sqlite3.Connection] = []
     try:
         opener = threading.Thread(target=lambda: opened.append(backend._acquire()))

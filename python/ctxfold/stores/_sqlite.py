@@ -105,19 +105,21 @@ _WIDTH = 10
 _MAX_ROWS = 32_766 // _WIDTH
 
 
-# A row of no kind is nothing: it pads a statement of the view to its *bucket* of rows (4, 8,
-# 16, … up to ``_MAX_ROWS``), so that a connection compiles a handful of statement texts
-# rather than one for every count of rows it meets. Compiling one (its triggers with it) took
-# 0.10-0.15 ms on a connection, and 0.45-0.55 ms the first statement of a new connection; a
-# padding row costs a few microseconds.
+# A row of no kind is nothing: it pads a statement of more than 8 rows to its *bucket* (16,
+# 32, … up to ``_MAX_ROWS``), so that a connection compiles a handful of statement texts rather
+# than one for every count of rows it meets. Compiling one (its triggers with it) took 0.10-0.15
+# ms, and a padding row costs about 2 µs (each trigger's WHEN is tested on it). Up to 8 rows
+# (a LangGraph chat turn's saves are 2 to 6) the count is exact.
 _PAD = ("pad",) + (None,) * (_WIDTH - 1)
-# The buckets a connection compiles as it opens (``warm_writes``): a save of a LangGraph chat
-# turn is 3 to 6 rows, of a tool loop up to about 12.
-_WARM = (4, 8, 16)
+_EXACT = 8
+# The statements a connection compiles at once when the view has a user (``warm_writes``).
+_WARM = (*range(1, _EXACT + 1), 16)
 
 
 def _bucket(rows: int) -> int:
-    b = 4
+    if rows <= _EXACT:
+        return rows
+    b = _EXACT
     while b < rows:
         b *= 2
     return min(b, _MAX_ROWS)
@@ -138,11 +140,10 @@ def write_rows(params: list[Any]) -> Statement:
 
 
 def warm_writes(con: sqlite3.Connection) -> None:
-    """Have ``con`` compile the write view's statements of the usual buckets now, so that a
-    thread's first saves do not (inside a LangGraph graph that showed as a first turn 1 ms
-    above the next). Rows of padding only: nothing is written. It never waits for another
-    connection's write lock: where one is held, the statement fails to run but stays
-    compiled."""
+    """Have ``con`` compile the write view's usual statements now (about 1.3 ms), so that a
+    LangGraph thread's first saves do not: that showed as a first turn 1 ms above the next.
+    Rows of padding only: nothing is written. It never waits for another connection's write
+    lock: where one is held, a statement fails to run but stays compiled."""
     con.execute("PRAGMA busy_timeout = 0")
     try:
         for rows in _WARM:
@@ -231,13 +232,12 @@ class SQLiteBackend:
             os.makedirs(folder, exist_ok=True)
         except OSError as e:
             raise StoreError(f"sqlite://{path}: cannot create the folder: {e}") from e
-        self._ready = False
+        self._warm = False  # whether connections compile the write view's statements (``warm_view``)
         try:
             self._run(self._ensure_schema)
         except BaseException:
             self.close()
             raise
-        self._ready = True
 
     # ---- connections -------------------------------------------------------------------
 
@@ -249,7 +249,7 @@ class SQLiteBackend:
             if self._idle:
                 return self._idle.pop()
         con = connect(self._path, durable=self._durable)
-        if self._ready:  # (the first connection compiles them once it has made the view)
+        if self._warm:
             try:
                 warm_writes(con)
             except BaseException:
@@ -258,6 +258,14 @@ class SQLiteBackend:
         with self._all_lock:
             self._all.append(con)
         return con
+
+    def warm_view(self, con: sqlite3.Connection) -> None:
+        """From now on, each connection compiles the write view's statements as it opens, and
+        ``con`` (one of the pool's, held by the caller) does now: for a caller that saves
+        through the view (the LangGraph saver, once its triggers are made: a change of schema
+        makes a connection compile anew). A store used without one pays nothing for it."""
+        self._warm = True
+        warm_writes(con)
 
     def _release(self, con: sqlite3.Connection) -> None:
         """A connection back to the pool (the store's own calls and the LangGraph saver's
@@ -322,7 +330,6 @@ class SQLiteBackend:
             # schema version, and a ctxfold without them never reads them)
             for statement in _WRITE_VIEW:
                 con.execute(statement)
-            warm_writes(con)
 
     # ---- the backend -------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from ...errors import StoreError
 from ...stores._rows import Statement, trial_name
-from ...stores._sqlite import warm_writes, write_rows, write_statements
+from ...stores._sqlite import write_rows, write_statements
 
 __all__ = ["Tables", "CheckpointRow", "put_statements", "view_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
@@ -138,8 +138,7 @@ class Tables:
                 if self._view:
                     for statement in _SQLITE_TRIGGERS:
                         cur.execute(statement)
-                    # (the new triggers change the schema: the connection compiles anew)
-                    warm_writes(cur)
+                    self._pool.warm_view(cur)
         except BaseException:  # tables that cannot be made leave no connection open
             self.close()
             raise
