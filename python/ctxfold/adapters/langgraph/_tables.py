@@ -63,13 +63,13 @@ END""",
         VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
 END""",
     # (pending writes too: a statement text the connection has compiled already)
-    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_write
-    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_write' BEGIN
+    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_pending
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_pending' BEGIN
     INSERT OR IGNORE INTO ctxfold_lg_writes ({_WRITE_COLUMNS})
         VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
 END""",
-    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_write_replace
-    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_write_replace' BEGIN
+    f"""CREATE TRIGGER IF NOT EXISTS ctxfold_lg_write_pending_replace
+    INSTEAD OF INSERT ON ctxfold_write WHEN NEW.kind = 'lg_pending_replace' BEGIN
     INSERT OR REPLACE INTO ctxfold_lg_writes ({_WRITE_COLUMNS})
         VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
 END""",
@@ -364,7 +364,7 @@ class Tables:
         """``rows``: (idx, channel, type, data). ``replace``: overwrite rows already there
         (LangGraph's special channels); else keep them."""
         if self._view:
-            kind = "lg_write_replace" if replace else "lg_write"
+            kind = "lg_pending_replace" if replace else "lg_pending"
             self.run([write_rows(params) for _, params in write_statements(
                 [(kind, thread_id, ns, checkpoint_id, task_id, idx, channel, type_, data, task_path)
                  for idx, channel, type_, data in rows])])
