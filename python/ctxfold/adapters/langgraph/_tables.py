@@ -36,7 +36,13 @@ _TABLES = (
         parent_checkpoint_id TEXT, type TEXT NOT NULL, checkpoint {blob} NOT NULL,
         metadata_type TEXT NOT NULL, metadata {blob} NOT NULL, run_id TEXT,
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id))""",
-    "CREATE INDEX IF NOT EXISTS ctxfold_lg_checkpoints_by_run ON ctxfold_lg_checkpoints (run_id)",
+    # ``delete_for_runs``'s index. Partial: a checkpoint with no run id (a graph run outside
+    # LangGraph's server) has no entry in it, so writing one touches one page fewer (an input
+    # checkpoint's statement on SQLite: 60-68 µs against 84-95 with every row indexed). The
+    # index of every row, which stores made before kept, goes (rebuilt once, on opening).
+    "CREATE INDEX IF NOT EXISTS ctxfold_lg_checkpoints_by_run_id ON ctxfold_lg_checkpoints (run_id) "
+    "WHERE run_id IS NOT NULL",
+    "DROP INDEX IF EXISTS ctxfold_lg_checkpoints_by_run",
     """CREATE TABLE IF NOT EXISTS ctxfold_lg_blobs (
         thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, channel TEXT NOT NULL, version TEXT NOT NULL,
         type TEXT NOT NULL, blob {blob} NOT NULL,
