@@ -42,7 +42,7 @@ _TABLES = (
     # index of every row, which stores made before kept, goes (rebuilt once, on opening).
     "CREATE INDEX IF NOT EXISTS ctxfold_lg_checkpoints_by_run_id ON ctxfold_lg_checkpoints (run_id) "
     "WHERE run_id IS NOT NULL",
-    "DROP INDEX IF EXISTS ctxfold_lg_checkpoints_by_run",
+    "{drop_old_run_index}",
     """CREATE TABLE IF NOT EXISTS ctxfold_lg_blobs (
         thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL, channel TEXT NOT NULL, version TEXT NOT NULL,
         type TEXT NOT NULL, blob {blob} NOT NULL,
@@ -80,6 +80,13 @@ END""",
         VALUES (NEW.a, NEW.b, NEW.c, NEW.d, NEW.e, NEW.f, NEW.g, NEW.h, NEW.i);
 END""",
 )
+_DROP_OLD_RUN_INDEX = "DROP INDEX IF EXISTS ctxfold_lg_checkpoints_by_run"
+# On PostgreSQL in a DO block, whose command status is not a DROP's: after a DROP, psycopg
+# forgets the statements it prepared on the connection and deallocates them, and within the
+# pipeline of the tables' creation it then named one that no longer existed at the
+# connection's next use ("prepared statement \"_pg3_11\" does not exist").
+_PG_DROP_OLD_RUN_INDEX = ("DO $$ BEGIN IF to_regclass('ctxfold_lg_checkpoints_by_run') IS NOT NULL THEN "
+                          "DROP INDEX ctxfold_lg_checkpoints_by_run; END IF; END $$")
 _SCHEMA_LOCK = 0x6374786C67  # serializes creating the tables between PostgreSQL processes
 
 _COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata"
@@ -139,8 +146,10 @@ class Tables:
             with self._tx() as cur:
                 if self._pg is not None:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                pg = self._pg is not None
                 for statement in _TABLES:
-                    cur.execute(statement.format(blob="bytea" if self._pg is not None else "BLOB"))
+                    cur.execute(statement.format(blob="bytea" if pg else "BLOB",
+                                                 drop_old_run_index=_PG_DROP_OLD_RUN_INDEX if pg else _DROP_OLD_RUN_INDEX))
                 if self._view:
                     for statement in _SQLITE_TRIGGERS:
                         cur.execute(statement)
