@@ -157,13 +157,10 @@ def warm_writes(con: sqlite3.Connection) -> None:
 
 def write_statements(rows: Sequence[Sequence[Any]]) -> list[Statement]:
     """``rows`` (each a kind and nine values) as statements of the write view, as few as
-    SQLite's bound on parameters allows: for a caller's own kinds (``append_with`` makes one
-    statement of them and the save)."""
-    out: list[Statement] = []
-    for start in range(0, len(rows), _MAX_ROWS):
-        chunk = rows[start:start + _MAX_ROWS]
-        out.append((_write_sql(len(chunk)), [x for row in chunk for x in row]))
-    return out
+    SQLite's bound on parameters allows, each padded to its bucket (``write_rows``): for a
+    caller's own kinds (``append_with`` makes one statement of them and the save)."""
+    return [write_rows([x for row in rows[start:start + _MAX_ROWS] for x in row])
+            for start in range(0, len(rows), _MAX_ROWS)]
 
 
 def _save_rows(writes: Sequence[Write], now: str) -> list[Any]:

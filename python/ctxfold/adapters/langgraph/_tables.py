@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from ...errors import StoreError
 from ...stores._rows import Statement, trial_name
-from ...stores._sqlite import write_rows, write_statements
+from ...stores._sqlite import write_statements
 
 __all__ = ["Tables", "CheckpointRow", "put_statements", "view_statements", "q_blobs", "q_checkpoint", "q_checkpoints", "q_writes",
            "writes_statements"]
@@ -143,10 +143,10 @@ class Tables:
         # ``put_statements``), through the triggers made below.
         self._view = store is not None and self._pg is None
         try:
+            pg = self._pg is not None
             with self._tx() as cur:
-                if self._pg is not None:
+                if pg:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-                pg = self._pg is not None
                 for statement in _TABLES:
                     cur.execute(statement.format(blob="bytea" if pg else "BLOB",
                                                  drop_old_run_index=_PG_DROP_OLD_RUN_INDEX if pg else _DROP_OLD_RUN_INDEX))
@@ -380,9 +380,8 @@ class Tables:
         (LangGraph's special channels); else keep them."""
         if self._view:
             kind = "lg_pending_replace" if replace else "lg_pending"
-            self.run([write_rows(params) for _, params in write_statements(
-                [(kind, thread_id, ns, checkpoint_id, task_id, idx, channel, type_, data, task_path)
-                 for idx, channel, type_, data in rows])])
+            self.run(write_statements([(kind, thread_id, ns, checkpoint_id, task_id, idx, channel, type_, data, task_path)
+                                       for idx, channel, type_, data in rows]))
             return
         self.run(writes_statements(self._pg is not None, thread_id, ns, checkpoint_id, task_id, task_path, rows,
                                    replace))
