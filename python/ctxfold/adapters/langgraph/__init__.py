@@ -111,7 +111,9 @@ class ContextSaver(BaseCheckpointSaver[str]):
     checkpoint rows go into the store's database beside its contexts, each checkpoint in one
     transaction with its log appends.
     ``serde``: LangGraph's serializer for every other channel and the pending writes
-    (``JsonPlusSerializer`` by default).
+    (``JsonPlusSerializer`` by default). One that encrypts (``EncryptedSerializer``, or any
+    whose type names carry its ``+cipher`` mark) keeps every message too: the log's message
+    then holds its role and ids, and the message itself only as that serializer's bytes.
     ``share_messages``: by default a read returns copies of its messages, a put keeps a copy
     of what it is given and compares the whole list with its own by value, so that a message
     its holder changes in place changes no checkpoint, and one changed in place and put again

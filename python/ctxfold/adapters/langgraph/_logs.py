@@ -25,7 +25,7 @@ from langchain_core.messages import BaseMessage
 
 from ..._context import Context
 from ...errors import ConflictError, DecodeError
-from ._messages import MessageLog, common_prefix
+from ._messages import MessageLog, common_prefix, encrypts
 
 if TYPE_CHECKING:
     from ...stores import Store
@@ -80,6 +80,7 @@ class Logs:
         self.store = store
         self._serde = serde
         self._share = share  # MessageLog's ``share``
+        self._sealed = encrypts(serde)  # MessageLog's ``sealed``
         self._open: dict[str, MessageLog] = {}
         self.lock = threading.RLock()
         # set by an async caller for one step: the AsyncStore's answers (see _ask)
@@ -123,7 +124,7 @@ class Logs:
         ctx = self._ask("load", cid)
         if ctx is None:
             return None
-        log = self._open[cid] = MessageLog(ctx, self._serde, self._share)
+        log = self._open[cid] = MessageLog(ctx, self._serde, self._share, self._sealed)
         return log
 
     def _caught_up(self, cid: str) -> MessageLog | None:
@@ -143,7 +144,7 @@ class Logs:
         data: dict[str, Any] = {"version": 2, "id": cid}
         if origin is not None:
             data["origin_context_id"] = origin
-        log = self._open[cid] = MessageLog(Context.deserialize(data), self._serde, self._share)
+        log = self._open[cid] = MessageLog(Context.deserialize(data), self._serde, self._share, self._sealed)
         return log
 
     def _exists(self, cid: str) -> bool:
@@ -299,4 +300,4 @@ class Logs:
             ctx = Context.deserialize(data)
             if self.store is not None:
                 self.store.save(ctx)
-            self._open[target] = MessageLog(ctx, self._serde, self._share)
+            self._open[target] = MessageLog(ctx, self._serde, self._share, self._sealed)

@@ -5,7 +5,8 @@ checkpoint holds the list as the graph had it, answered or not). Every new messa
 on the way in: when the mapping would not give it back ``==`` (a class or field the mapping has
 no place for), the message keeps its ``serde`` bytes in ``metadata["langgraph"]`` and comes
 back from them; the ctxfold message still carries its role, text and id for everything else
-that reads the log.
+that reads the log. With a ``serde`` that encrypts, every message is kept that way, and its
+ctxfold message carries no text: nothing of a message's content is stored unencrypted.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from operator import is_not
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 
 from ..._context import Context
 from ..._core import Message, is_json
@@ -26,7 +28,7 @@ from ...errors import FormatError
 from ...formats._langchain import _OWN_CLASSES, FORMAT, _ai_out, _answer_out, _message_in, _message_out
 from ...formats._plan import Answer, Unplanned, alone
 
-__all__ = ["MessageLog", "as_put", "common_prefix", "first_change", "fresh", "same"]
+__all__ = ["MessageLog", "as_put", "common_prefix", "encrypts", "first_change", "fresh", "same"]
 
 _SERDE_KEY = "langgraph"
 
@@ -85,13 +87,29 @@ def _to_langchain(m: Message, serde: Any) -> BaseMessage:
     return out
 
 
-def _to_ctxfold(lc: BaseMessage, serde: Any) -> tuple[Message, BaseMessage, bool]:
+def encrypts(serde: Any) -> bool:
+    """Whether ``serde`` encrypts what it stores: LangGraph's ``EncryptedSerializer``, or a
+    serializer of one's own that names its types as that one does (``"<type>+<cipher>"``, the
+    mark its ``loads_typed`` decrypts by)."""
+    if isinstance(serde, EncryptedSerializer):
+        return True
+    try:
+        kind, _ = serde.dumps_typed(None)
+    except Exception:  # (a serializer that refuses None says nothing either way)
+        return False
+    return isinstance(kind, str) and "+" in kind
+
+
+def _to_ctxfold(lc: BaseMessage, serde: Any, sealed: bool = False) -> tuple[Message, BaseMessage, bool]:
     """``lc`` as a ctxfold message; the object a read of it gives back, sharing nothing with
     ``lc`` (what the mapping's check built, or ``serde``'s round trip for a message the mapping
     cannot hold); whether that object is ``==`` to ``lc`` (``serde`` can lose a value: a tuple
-    comes back a list, a lone surrogate a ``?``, as it does with LangGraph's own savers)."""
+    comes back a list, a lone surrogate a ``?``, as it does with LangGraph's own savers).
+    ``sealed`` (``serde`` encrypts): the message is kept through ``serde`` alone, and the
+    ctxfold message carries its role and ids but no text, so that nothing of its content is
+    stored unencrypted."""
     # (a ToolMessage artifact that is not JSON: the mapping would drop it, with a warning)
-    if not (isinstance(lc, ToolMessage) and not is_json(lc.artifact)):
+    if not sealed and not (isinstance(lc, ToolMessage) and not is_json(lc.artifact)):
         try:
             m = _message_in(lc, "message")
             back = _to_langchain(m, serde)
@@ -102,7 +120,7 @@ def _to_ctxfold(lc: BaseMessage, serde: Any) -> tuple[Message, BaseMessage, bool
     kind, data = serde.dumps_typed(lc)
     back = serde.loads_typed((kind, data))
     role = "assistant" if isinstance(lc, AIMessage) else "user"
-    text = lc.content if isinstance(lc.content, str) else None
+    text = lc.content if isinstance(lc.content, str) and not sealed else None
     kw: dict[str, Any] = {"id": lc.id} if isinstance(lc.id, str) else {}
     if isinstance(lc, ToolMessage) and isinstance(lc.tool_call_id, str):
         role, kw["tool_call_id"] = "tool", lc.tool_call_id
@@ -193,10 +211,11 @@ class MessageLog:
     has any, so that a log without one costs nothing more), and where ``seen`` would hold one
     a caller holds it holds the saver's own instead: identity stops there."""
 
-    def __init__(self, ctx: Context, serde: Any, share: bool = False) -> None:
+    def __init__(self, ctx: Context, serde: Any, share: bool = False, sealed: bool = False) -> None:
         self.ctx = ctx
         self.serde = serde
         self.share = share
+        self.sealed = sealed  # ``serde`` encrypts: new messages are kept through it alone
         self.objects: dict[Message, BaseMessage] = {}
         self._head: list[BaseMessage] | None = None  # the saver's objects of the fold at ``_head_seq``
         self._head_seq = -1
@@ -344,7 +363,7 @@ class MessageLog:
         log gives back (so that a read is the same whether this saver put the message or
         another one built it from the log), ``lc`` itself when shared, equal to that and with an
         id (see the class)."""
-        m, back, exact = _to_ctxfold(lc, self.serde)
+        m, back, exact = _to_ctxfold(lc, self.serde, self.sealed)
         if lc.id is None:
             self.idless = True
             return m, back
