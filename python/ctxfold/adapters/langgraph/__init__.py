@@ -30,7 +30,7 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext as _nolock
 from typing import Any, NamedTuple, TypeVar
@@ -98,6 +98,13 @@ class Prepared(NamedTuple):
     lists: dict[str, list[BaseMessage]]
     plain: dict[str, tuple[str, bytes]]
     new_versions: ChannelVersions
+
+
+class _Done:
+    """An awaitable with nothing to wait for: what ``ContextSaver.setup`` returns."""
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield from ()
 
 
 class ContextSaver(BaseCheckpointSaver[str]):
@@ -187,6 +194,23 @@ class ContextSaver(BaseCheckpointSaver[str]):
             self.store.head("")
 
     # ---- lifetime --------------------------------------------------------------------------
+
+    @classmethod
+    def from_conn_string(cls, conn_string: str, *, serde: SerializerProtocol | None = None,
+                         share_messages: bool = False) -> ContextSaver:
+        """A saver on ``conn_string``, for code written for the stock savers (``with
+        SqliteSaver.from_conn_string(…) as saver``, ``async with
+        AsyncPostgresSaver.from_conn_string(…) as saver``): a store URL (``sqlite://…``,
+        ``postgresql://…``), a SQLite file's path, or ``":memory:"`` (in memory). The saver is
+        its own context manager, blocking and async: leaving the block closes it."""
+        return cls(None if conn_string == ":memory:" else conn_string, serde=serde, share_messages=share_messages)
+
+    def setup(self) -> _Done:
+        """Nothing to do: the saver makes its tables when it opens its store. Here so that code
+        written for the stock savers runs unchanged, blocking (``saver.setup()``) or async
+        (``await saver.setup()``): what it returns is an awaitable that is already done."""
+        self._check_open()
+        return _Done()
 
     def close(self) -> None:
         """Close the checkpoint tables' connections, and the store if this saver opened it;
@@ -364,26 +388,41 @@ class ContextSaver(BaseCheckpointSaver[str]):
         return None if row is None else self._tuple(row)
 
     def _list(self, config: RunnableConfig | None, filter: dict[str, Any] | None,
-              before: RunnableConfig | None, limit: int | None) -> list[CheckpointTuple]:
+              before: RunnableConfig | None, limit: int | None) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
         names them), or of every thread when ``config`` is ``None``; ``filter`` matches metadata
-        keys, ``before`` keeps older checkpoints, ``limit`` caps the count."""
+        keys, ``before`` keeps older checkpoints, ``limit`` caps the count. The rows are read
+        now; each checkpoint, its message lists with it, is built when the caller comes to it,
+        so a caller that stops early builds no more."""
         self._check_open()
+        rows = self._tables.checkpoints(*self._listing(config, before, filter, limit))
+        return (self._tuple(row) for row in self._listed(rows, filter, limit))
+
+    @staticmethod
+    def _listing(config: RunnableConfig | None, before: RunnableConfig | None, filter: dict[str, Any] | None,
+                 limit: int | None) -> tuple[str | None, str | None, str | None, str | None, int | None]:
+        """The rows a listing reads: (thread, namespace, checkpoint id, before, limit), the
+        limit only when no filter leaves rows out."""
         conf = config["configurable"] if config else {}
         thread_id = conf.get("thread_id")
-        rows = self._tables.checkpoints(
-            str(thread_id) if thread_id is not None else None, conf.get("checkpoint_ns"),
-            get_checkpoint_id(config) if config else None, get_checkpoint_id(before) if before else None)
-        out: list[CheckpointTuple] = []
+        return (str(thread_id) if thread_id is not None else None, conf.get("checkpoint_ns"),
+                get_checkpoint_id(config) if config else None, get_checkpoint_id(before) if before else None,
+                None if filter else limit)
+
+    def _listed(self, rows: Sequence[CheckpointRow], filter: dict[str, Any] | None,
+                limit: int | None) -> Iterator[CheckpointRow]:
+        """The rows a listing gives, in order: those whose metadata has ``filter``'s values,
+        at most ``limit``."""
+        count = 0
         for row in rows:
-            if limit is not None and len(out) >= limit:
-                break
+            if limit is not None and count >= limit:
+                return
             if filter:
                 md = self.serde.loads_typed((row[6], row[7]))
                 if not all(md.get(k) == v for k, v in filter.items()):
                     continue
-            out.append(self._tuple(row))
-        return out
+            count += 1
+            yield row
 
     def _tuple(self, row: CheckpointRow) -> CheckpointTuple:
         thread_id, ns, checkpoint_id = row[0], row[1], row[2]
@@ -620,8 +659,9 @@ class ContextSaver(BaseCheckpointSaver[str]):
              before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first: of ``config``'s thread (and namespace and id, when it
         names them), or of every thread when ``config`` is ``None``; ``filter`` matches metadata
-        keys, ``before`` keeps older checkpoints, ``limit`` caps the count."""
-        return iter(self._list(config, filter, before, limit))
+        keys, ``before`` keeps older checkpoints, ``limit`` caps the count. Each checkpoint is
+        built as the iteration comes to it."""
+        return self._list(config, filter, before, limit)
 
     def get_delta_channel_history(self, *, config: RunnableConfig,
                                   channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
@@ -782,20 +822,8 @@ class ContextSaver(BaseCheckpointSaver[str]):
                 yield t
             return
         store, tables = io
-        conf = config["configurable"] if config else {}
-        thread_id = conf.get("thread_id")
-        rows = await tables.checkpoints(
-            str(thread_id) if thread_id is not None else None, conf.get("checkpoint_ns"),
-            get_checkpoint_id(config) if config else None, get_checkpoint_id(before) if before else None)
-        count = 0
-        for row in rows:
-            if limit is not None and count >= limit:
-                break
-            if filter:
-                md = self.serde.loads_typed((row[6], row[7]))
-                if not all(md.get(k) == v for k, v in filter.items()):
-                    continue
-            count += 1
+        rows = await tables.checkpoints(*self._listing(config, before, filter, limit))
+        for row in self._listed(rows, filter, limit):
             yield await self._atuple(store, tables, row)
 
     async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,

@@ -57,10 +57,10 @@ class AsyncTables:
         return _row(rows[0]) if rows else None
 
     async def checkpoints(self, thread_id: str | None, ns: str | None, checkpoint_id: str | None,
-                          before: str | None) -> list[CheckpointRow]:
+                          before: str | None, limit: int | None = None) -> list[CheckpointRow]:
         if self._pg is None:
-            return await self._blocking(lambda: self._tables.checkpoints(thread_id, ns, checkpoint_id, before))
-        return [_row(r) for r in await self._pg_read(*q_checkpoints(thread_id, ns, checkpoint_id, before))]
+            return await self._blocking(lambda: self._tables.checkpoints(thread_id, ns, checkpoint_id, before, limit))
+        return [_row(r) for r in await self._pg_read(*q_checkpoints(thread_id, ns, checkpoint_id, before, limit))]
 
     async def blobs(self, thread_id: str, ns: str, versions: dict[str, Any]) -> list[tuple[str, str, bytes]]:
         if self._pg is None:

@@ -308,9 +308,9 @@ class Tables:
         return _row(rows[0]) if rows else None
 
     def checkpoints(self, thread_id: str | None, ns: str | None, checkpoint_id: str | None,
-                    before: str | None) -> list[CheckpointRow]:
-        """Newest first."""
-        return [_row(r) for r in self._read(*q_checkpoints(thread_id, ns, checkpoint_id, before))]
+                    before: str | None, limit: int | None = None) -> list[CheckpointRow]:
+        """Newest first; at most ``limit``."""
+        return [_row(r) for r in self._read(*q_checkpoints(thread_id, ns, checkpoint_id, before, limit))]
 
     def blobs(self, thread_id: str, ns: str, versions: dict[str, Any]) -> list[tuple[str, str, bytes]]:
         """(channel, type, data) of each channel at its version."""
@@ -505,8 +505,11 @@ def q_checkpoint(thread_id: str, ns: str, checkpoint_id: str | None) -> tuple[st
 
 
 def q_checkpoints(thread_id: str | None, ns: str | None, checkpoint_id: str | None,
-                  before: str | None) -> tuple[str, list[Any]]:
-    where, params = [], []
+                  before: str | None, limit: int | None = None) -> tuple[str, list[Any]]:
+    """Checkpoints newest first, at most ``limit`` (a listing of a long thread's latest few
+    reads those rows only)."""
+    where: list[str] = []
+    params: list[Any] = []
     for column, value in (("thread_id", thread_id), ("checkpoint_ns", ns), ("checkpoint_id", checkpoint_id)):
         if value is not None:
             where.append(f"{column} = ?")
@@ -517,7 +520,11 @@ def q_checkpoints(thread_id: str | None, ns: str | None, checkpoint_id: str | No
     sql = f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    return sql + " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns", params
+    sql += " ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(max(limit, 0))
+    return sql, params
 
 
 def q_blobs(thread_id: str, ns: str, versions: dict[str, Any], pg: bool) -> tuple[str, list[Any]]:
