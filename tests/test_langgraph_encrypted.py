@@ -6,6 +6,7 @@ conversation's text (which they do with the default serde: the check can fail)."
 
 from __future__ import annotations
 
+import asyncio
 import os
 from datetime import datetime, timezone
 from typing import Any
@@ -193,3 +194,14 @@ def test_a_thread_goes_on_encrypted_after_the_serde_is_switched(sqlite_url: str)
     assert got == ["plain-question-text", "plain answer", f"later {SECRET}", f"sealed {SECRET}"]
     stored = _stored_bytes(sqlite_url)
     assert b"plain-question-text" in stored and SECRET.encode() not in stored
+
+
+def test_async_graphs_store_no_message_text_either(url: str) -> None:
+    async def run() -> list[str]:
+        async with ContextSaver(url, serde=_sealed()) as ours:
+            graph = chat_graph([reply(0, f"async answer {SECRET}")], ours)
+            await graph.ainvoke({"messages": [HumanMessage(f"async question {SECRET}", id="human-1")]}, CFG)
+            return [m.content for m in (await graph.aget_state(CFG)).values["messages"]]
+
+    assert asyncio.run(run()) == [f"async question {SECRET}", f"async answer {SECRET}"]
+    assert SECRET.encode() not in _stored_bytes(url)
