@@ -122,3 +122,29 @@ def test_graphs_on_it_behave_as_on_the_in_memory_saver(saver: ContextSaver) -> N
         _turns(g, "g", 0, 9)
     config = {"configurable": {"thread_id": "g"}}
     assert [s.values for s in graph.get_state_history(config)] == [s.values for s in oracle.get_state_history(config)]
+
+
+def _bare(checkpoint_id: str) -> Any:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    cp = empty_checkpoint()
+    cp["id"] = checkpoint_id
+    cp["channel_versions"] = {"ch": "1"}  # a delta channel's version with no stored value
+    return cp
+
+
+def test_a_parent_chain_made_a_cycle_is_walked_once(saver: ContextSaver) -> None:
+    """A checkpoint put again under one of its descendants makes the parent chain a cycle
+    (LangGraph's own walk never ends on it): the walk and ``prune`` visit each checkpoint once."""
+    config = {"configurable": {"thread_id": "cycle", "checkpoint_ns": ""}}
+    counters = {"counters_since_delta_snapshot": {"ch": (1, 1)}}
+    a = saver.put(config, _bare("cp-a"), {}, {})
+    saver.put_writes(a, [("ch", "write-a")], "task")
+    b = saver.put(a, _bare("cp-b"), {}, {})
+    saver.put_writes(b, [("ch", "write-b")], "task")
+    c = saver.put(b, _bare("cp-c"), counters, {})
+    saver.put(c, _bare("cp-a"), {}, {})  # a's parent is now c: c → b → a → c
+    got = saver.get_delta_channel_history(config=c, channels=["ch"])
+    assert got == {"ch": {"writes": [("task", "ch", "write-a"), ("task", "ch", "write-b")]}}
+    saver.prune(["cycle"], strategy="keep_latest")  # keeps the chain back from c, once round
+    assert {t.config["configurable"]["checkpoint_id"] for t in saver.list(config)} == {"cp-a", "cp-b", "cp-c"}

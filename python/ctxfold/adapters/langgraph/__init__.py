@@ -483,8 +483,16 @@ class ContextSaver(BaseCheckpointSaver[str]):
         seeds: dict[str, Any] = {}
         waiting = set(channels)
         drop = 1  # the walk starts at the checkpoint's parent: the first page holds the checkpoint too
+        # Each checkpoint once: a put of a checkpoint id again, under another parent, can make the
+        # chain a cycle (LangGraph's own walk then never ends); the walk stops where it repeats.
+        visited: set[str] = set()
         while start is not None and waiting:
-            page = self._tables.chain(thread_id, ns, start, _CHAIN_PAGE)
+            page = []
+            for row in self._tables.chain(thread_id, ns, start, _CHAIN_PAGE):
+                if row[2] in visited:  # (a page cut short is the walk's last)
+                    break
+                visited.add(row[2])
+                page.append(row)
             chain, drop = page[drop:], 0
             writes: dict[str, builtins.list[tuple[str, str, str, bytes, str, int]]] = {}
             for r in self._tables.writes_of(thread_id, ns, [row[2] for row in chain], sorted(waiting)):
@@ -610,7 +618,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         by_id = {r[2]: r for r in rows}
         kept: set[str] = set()
         row: CheckpointRow | None = latest
-        while row is not None:
+        while row is not None and row[2] not in kept:  # (a chain made a cycle by a put again ends there)
             kept.add(row[2])
             versions = self.serde.loads_typed((row[4], row[5]))["channel_versions"]
             # (a channel with no version here was never written before: nothing older to read)
