@@ -541,21 +541,34 @@ class ContextSaver(BaseCheckpointSaver[str]):
         with self._logs.lock:
             self._forget(thread_id)
 
-    def _collect(self, thread_id: str) -> None:
-        """Delete what no remaining checkpoint of the thread reads: channel blobs of versions
-        none of them holds, and message logs (forks, or a main log) none of their segments
-        name. A log some checkpoint reads keeps every event (the store only appends)."""
-        held: set[tuple[str, str, str]] = set()
-        for row in self._tables.checkpoints(thread_id, None, None, None):
-            checkpoint: Checkpoint = self.serde.loads_typed((row[4], row[5]))
-            held |= {(row[1], channel, str(v)) for channel, v in checkpoint["channel_versions"].items()}
-        read: set[str] = set()
-        for ns, channel, version, data in self._tables.blobs_of_kind(thread_id, MESSAGES):
-            if (ns, channel, version) in held:
-                read |= {log_id(thread_id, ns, channel, key) for key, *_ in decode(data)}
-        self._tables.delete_blobs(thread_id, [k[:3] for k in self._tables.blob_keys(thread_id) if k[:3] not in held])
-        for cid in self._thread_logs(thread_id) - read:
-            self._logs.delete(cid)
+    def _versions(self, row: CheckpointRow) -> set[tuple[str, str, str]]:
+        """(namespace, channel, version) of each channel version the checkpoint ``row`` holds."""
+        checkpoint: Checkpoint = self.serde.loads_typed((row[4], row[5]))
+        return {(row[1], channel, str(v)) for channel, v in checkpoint["channel_versions"].items()}
+
+    def _collect(self, thread_id: str, deleted: Sequence[CheckpointRow]) -> None:
+        """After the checkpoints ``deleted`` are gone: delete what they read and no remaining
+        checkpoint of the thread reads, channel blobs of their versions and the message logs
+        (forks, or a main log) those name. Only what a deleted checkpoint read is looked at,
+        so a checkpoint saved meanwhile (a run going on from a kept one) loses nothing: it
+        reads new versions and logs of its own, or those of the checkpoint it went on from. A
+        log some checkpoint reads keeps every event (the store only appends)."""
+        freed = set().union(*map(self._versions, deleted)) if deleted else set()
+        if freed:
+            referenced: set[tuple[str, str, str]] = set()
+            for row in self._tables.checkpoints(thread_id, None, None, None):
+                referenced |= self._versions(row)
+            garbage = freed - referenced
+            gone: set[str] = set()
+            read: set[str] = set()
+            for ns, channel, version, data in self._tables.blobs_of_kind(thread_id, MESSAGES):
+                key = (ns, channel, version)
+                if key in garbage or key in referenced:
+                    names = {log_id(thread_id, ns, channel, k) for k, *_ in decode(data)}
+                    (gone if key in garbage else read).update(names)
+            self._tables.delete_blobs(thread_id, sorted(garbage))
+            for cid in sorted(gone - read):
+                self._logs.delete(cid)
         with self._logs.lock:
             self._forget(thread_id)
 
@@ -566,10 +579,10 @@ class ContextSaver(BaseCheckpointSaver[str]):
         ids = [str(r) for r in run_ids]
         if not ids:
             return
-        keys = self._tables.run_checkpoints(ids)
-        self._tables.delete_checkpoints(keys)
-        for thread_id in sorted({k[0] for k in keys}):
-            self._collect(thread_id)
+        rows = self._tables.run_checkpoints(ids)
+        self._tables.delete_checkpoints([row[:3] for row in rows])
+        for thread_id in sorted({row[0] for row in rows}):
+            self._collect(thread_id, [row for row in rows if row[0] == thread_id])
 
     def _copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread to another; each message log (main
@@ -583,10 +596,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         self._tables.copy_thread(source, target)
 
     def _prune(self, thread_ids: Sequence[str], strategy: str) -> None:
-        """``"keep_latest"``: keep each namespace's latest checkpoint of each thread (with its
-        writes, its channel versions and the logs it reads) and the ancestors a
-        ``DeltaChannel`` of it rebuilds its value from (see ``_kept``); ``"delete"``: delete
-        the threads."""
+        """``prune``: ``"keep_latest"`` per thread (``_keep_latest``), or ``"delete"``."""
         self._check_open()
         if isinstance(thread_ids, str):  # (a str is a sequence: of one-letter thread ids)
             raise TypeError("thread_ids must be a sequence of thread ids, not a str")
@@ -596,12 +606,33 @@ class ContextSaver(BaseCheckpointSaver[str]):
             if strategy == "delete":
                 self._delete_thread(thread_id)
                 continue
-            valued = {k[:3] for k in self._tables.blob_keys(thread_id) if k[3] != "empty"}
-            for ns in self._tables.namespaces(thread_id):
-                rows = self._tables.checkpoints(thread_id, ns, None, None)
-                kept = self._kept(rows, valued)
-                self._tables.delete_checkpoints([(thread_id, ns, r[2]) for r in rows if r[2] not in kept])
-            self._collect(thread_id)
+            self._keep_latest(thread_id)
+
+    def _keep_latest(self, thread_id: str) -> None:
+        """``prune``'s ``keep_latest`` of one thread, on the rows as they are when it starts: a
+        checkpoint saved meanwhile is neither seen nor deleted."""
+        valued = {k[:3] for k in self._tables.blob_keys(thread_id) if k[3] != "empty"}
+        rows = {ns: self._tables.checkpoints(thread_id, ns, None, None) for ns in self._tables.namespaces(thread_id)}
+        kept = {ns: self._kept(these, valued) for ns, these in rows.items() if these}
+        # A subgraph call's namespace (its task id after a ":"; a checkpointer=True subgraph's,
+        # whose state outlives each call, has none) goes with the root checkpoint the call
+        # started from, once that one is saved and not kept.
+        root = {r[2] for r in rows.get("", ())} - kept.get("", set())
+        calls = {ns for ns, these in kept.items() if ":" in ns and self._started_from(rows[ns][0]) in root}
+        deleted = [r for ns, these in rows.items() if ns in kept for r in these if ns in calls or r[2] not in kept[ns]]
+        self._tables.delete_checkpoints([r[:3] for r in deleted])
+        # A kept checkpoint whose parent is deleted is left with no parent.
+        gone = {r[1:3] for r in deleted}
+        self._tables.orphan([r[:3] for ns, these in rows.items() if ns in kept and ns not in calls
+                             for r in these if r[2] in kept[ns] and r[3] is not None and (ns, r[3]) in gone])
+        self._collect(thread_id, deleted)
+
+    def _started_from(self, row: CheckpointRow) -> str | None:
+        """The root graph's checkpoint a subgraph's checkpoint ``row`` was started from (its
+        metadata's ``parents``), or ``None``."""
+        parents = self.serde.loads_typed((row[6], row[7])).get("parents")
+        root = parents.get("") if isinstance(parents, dict) else None
+        return root if isinstance(root, str) else None
 
     def _kept(self, rows: builtins.list[CheckpointRow], valued: set[tuple[str, str, str]]) -> set[str]:
         """The checkpoints ``keep_latest`` keeps of one namespace (``rows``, newest first): the
@@ -699,7 +730,11 @@ class ContextSaver(BaseCheckpointSaver[str]):
         """``"keep_latest"``: keep each namespace's latest checkpoint of each thread, with its
         writes, its channel versions and the logs it reads (every other fork is deleted), and
         the ancestors, with their writes, that a ``DeltaChannel`` of it is rebuilt from (back
-        to the nearest that stores its value); ``"delete"``: delete the threads.
+        to the nearest that stores its value); ``"delete"``: delete the threads. A kept
+        checkpoint whose parent is deleted is left with no parent; a subgraph call's namespace
+        (its task id after a ``:``) goes whole with the root checkpoint the call started from,
+        once that one is saved and not kept. A thread is pruned on its rows as they were when
+        the prune began: a checkpoint saved meanwhile loses nothing.
 
         Raises ``TypeError`` for a ``str`` of thread ids, ``ValueError`` for another
         strategy."""

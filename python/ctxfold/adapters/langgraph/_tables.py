@@ -406,12 +406,24 @@ class Tables:
                 for table in ("ctxfold_lg_checkpoints", "ctxfold_lg_writes"):
                     ex(f"DELETE FROM {table} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", key)
 
-        self._run(op)
+        if keys:
+            self._run(op)
 
-    def run_checkpoints(self, run_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+    def orphan(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        """Checkpoints (thread, namespace, id) left with no parent (``prune`` deleted theirs)."""
+        def op(ex: Callable[..., Any]) -> None:
+            for key in keys:
+                ex("UPDATE ctxfold_lg_checkpoints SET parent_checkpoint_id = NULL "
+                   "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?", key)
+
+        if keys:
+            self._run(op)
+
+    def run_checkpoints(self, run_ids: Sequence[str]) -> list[CheckpointRow]:
+        """The checkpoints whose metadata ``run_id`` is one of ``run_ids``."""
         marks = ", ".join(["?"] * len(run_ids))
-        return [(r[0], r[1], r[2]) for r in self._read(
-            f"SELECT thread_id, checkpoint_ns, checkpoint_id FROM ctxfold_lg_checkpoints WHERE run_id IN ({marks})",
+        return [_row(r) for r in self._read(
+            f"SELECT {_COLUMNS} FROM ctxfold_lg_checkpoints WHERE run_id IN ({marks})",
             list(run_ids))]
 
     def namespaces(self, thread_id: str) -> list[str]:
