@@ -24,7 +24,8 @@ _OLD = "CREATE INDEX ctxfold_lg_checkpoints_by_run ON ctxfold_lg_checkpoints (ru
 def _indexes(sql: Sql) -> dict[str, str]:
     """The secondary indexes of the checkpoints table: name → definition."""
     if sql.postgres:
-        rows = sql.run("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'ctxfold_lg_checkpoints' "
+        rows = sql.run("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+                       "AND tablename = 'ctxfold_lg_checkpoints' "
                        "AND indexname <> 'ctxfold_lg_checkpoints_pkey'")
     else:
         rows = sql.run("SELECT name, sql FROM sqlite_master WHERE type = 'index' "
