@@ -30,7 +30,7 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext as _nolock
 from typing import Any, NamedTuple, TypeVar
@@ -205,7 +205,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
         its own context manager, blocking and async: leaving the block closes it."""
         return cls(None if conn_string == ":memory:" else conn_string, serde=serde, share_messages=share_messages)
 
-    def setup(self) -> _Done:
+    def setup(self) -> Awaitable[None]:
         """Nothing to do: the saver makes its tables when it opens its store. Here so that code
         written for the stock savers runs unchanged, blocking (``saver.setup()``) or async
         (``await saver.setup()``): what it returns is an awaitable that is already done."""
