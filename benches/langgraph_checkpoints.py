@@ -2,7 +2,7 @@
 and ctxfold's ContextSaver (on SQLite and on PostgreSQL).
 
     python benches/langgraph_checkpoints.py [--turns 100,1000] [--url URL] [--read 1000,10000] [--rounds 1]
-                                            [--threads 1] [--replay THREADS] [--aio TURNS]
+                                            [--threads 1] [--replay THREADS] [--aio TURNS] [--encrypted]
 
 Each turn is one `graph.invoke` of a `StateGraph(MessagesState)` whose node calls a scripted chat
 model: a user message and an answer of about 400 characters each. Printed per saver and length:
@@ -31,6 +31,9 @@ With ``--aio TURNS``, the same graph run with ``ainvoke`` on the async savers: A
 AsyncPostgresSaver and ContextSaver's async methods (made with ``async with``, as the stock
 ones are), each of the first turns of a thread printed with the median over the thread, ms of
 work inside ``aput`` and ``aput_writes`` (median of the rounds).
+
+With ``--encrypted``, every saver has LangGraph's ``EncryptedSerializer`` (AES): the stock
+savers' checkpoints and writes are encrypted, and ContextSaver keeps every message through it.
 
 Then what a full `get_tuple` costs on a thread of 1k / 10k messages (LangGraph needs the list as
 LangChain objects): ContextSaver warm (the saver that wrote it holds every message's object: a
@@ -119,6 +122,9 @@ class _Timed:
 
 # ---- the savers ------------------------------------------------------------------------------
 
+# Every saver's serializer: the default, or with --encrypted LangGraph's EncryptedSerializer.
+_SERDE: Any = None
+
 
 def _pg_schema_url(server: str) -> tuple[str, str]:
     schema = f"bench_{uuid.uuid4().hex[:10]}"
@@ -167,11 +173,11 @@ def _saver(kind: str, folder: str, server: str | None) -> Iterator[tuple[BaseChe
         # process (synchronous=NORMAL); the same fsync cost on both sides.
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("PRAGMA synchronous=NORMAL")
-        yield SqliteSaver(con), lambda: _sqlite_bytes(path)
+        yield SqliteSaver(con, serde=_SERDE), lambda: _sqlite_bytes(path)
         con.close()
     elif kind in ("ContextSaver/SQLite", _SHARED):
         path = os.path.join(folder, f"ctxfold-{uuid.uuid4().hex[:6]}.db")
-        saver = ContextSaver(f"sqlite://{path}", share_messages=kind == _SHARED)
+        saver = ContextSaver(f"sqlite://{path}", share_messages=kind == _SHARED, serde=_SERDE)
         yield saver, lambda: _sqlite_bytes(path)
         saver.close()
     else:
@@ -183,9 +189,11 @@ def _saver(kind: str, folder: str, server: str | None) -> Iterator[tuple[BaseChe
 
                 with PostgresSaver.from_conn_string(url) as stock:
                     stock.setup()
+                    if _SERDE is not None:
+                        stock.serde = _SERDE
                     yield stock, lambda: _pg_bytes(url)
             else:
-                ctx_saver = ContextSaver(url)
+                ctx_saver = ContextSaver(url, serde=_SERDE)
                 yield ctx_saver, lambda: _pg_bytes(url)
                 ctx_saver.close()
         finally:
@@ -254,9 +262,12 @@ async def _asaver(kind: str, folder: str, server: str | None) -> AsyncIterator[B
             await s.conn.execute("PRAGMA journal_mode=WAL")  # as the sync stock saver above
             await s.conn.execute("PRAGMA synchronous=NORMAL")
             await s.setup()
+            if _SERDE is not None:
+                s.serde = _SERDE
             yield s
     elif kind == "ContextSaver/SQLite":
-        async with ContextSaver(f"sqlite://{os.path.join(folder, f'actxfold-{uuid.uuid4().hex[:6]}.db')}") as saver:
+        async with ContextSaver(f"sqlite://{os.path.join(folder, f'actxfold-{uuid.uuid4().hex[:6]}.db')}",
+                                serde=_SERDE) as saver:
             yield saver
     else:
         assert server is not None
@@ -267,9 +278,11 @@ async def _asaver(kind: str, folder: str, server: str | None) -> AsyncIterator[B
 
                 async with AsyncPostgresSaver.from_conn_string(url) as stock:
                     await stock.setup()
+                    if _SERDE is not None:
+                        stock.serde = _SERDE
                     yield stock
             else:
-                async with ContextSaver(url) as saver:
+                async with ContextSaver(url, serde=_SERDE) as saver:
                     yield saver
         finally:
             _pg_drop(server, schema)
@@ -469,7 +482,14 @@ def main() -> None:
                     "thread of this many turns per round (default 0: not)")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each saver, interleaved; the timings printed are "
                     "their medians, each round's listed below (default 1)")
+    ap.add_argument("--encrypted", action="store_true", help="every saver with LangGraph's EncryptedSerializer "
+                    "(AES, pycryptodome): checkpoints, writes and ContextSaver's messages encrypted")
     args = ap.parse_args()
+    if args.encrypted:
+        global _SERDE
+        from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+        _SERDE = EncryptedSerializer.from_pycryptodome_aes(key=b"ctxfold-bench-16")
     every = ["SqliteSaver", "ContextSaver/SQLite"] + (["PostgresSaver", "ContextSaver/PostgreSQL"] if args.url else [])
     every.append(_SHARED)
     if args.savers:

@@ -118,7 +118,10 @@ def _to_ctxfold(lc: BaseMessage, serde: Any, sealed: bool = False) -> tuple[Mess
         except (FormatError, TypeError, ValueError):
             pass
     kind, data = serde.dumps_typed(lc)
-    back = serde.loads_typed((kind, data))
+    # What a read decrypts is the inner serializer's bytes: their round trip gives the same
+    # object without a second pass of the cipher (about 0.1 ms with LangGraph's AES).
+    inner = serde.serde if isinstance(serde, EncryptedSerializer) else None
+    back = inner.loads_typed(inner.dumps_typed(lc)) if inner is not None else serde.loads_typed((kind, data))
     role = "assistant" if isinstance(lc, AIMessage) else "user"
     text = lc.content if isinstance(lc.content, str) and not sealed else None
     kw: dict[str, Any] = {"id": lc.id} if isinstance(lc.id, str) else {}
