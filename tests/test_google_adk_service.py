@@ -132,7 +132,7 @@ def test_a_stale_writer_is_refused_and_nothing_is_written(tmp_path):
         sa = await a.get_session(app_name="a", user_id="u", session_id="s")
         sb = await b.get_session(app_name="a", user_id="u", session_id="s")
         await b.append_event(sb, text_event(0, 10.0, actions=EventActions(state_delta={"k": "b"})))
-        with pytest.raises(StaleSessionError):
+        with pytest.raises(StaleSessionError, match="modified in storage since it was loaded"):
             await a.append_event(sa, text_event(1, 11.0, actions=EventActions(state_delta={"k": "a"})))
         after = await a.get_session(app_name="a", user_id="u", session_id="s")
         assert [e.id for e in after.events] == ["e0"] and after.state == {"k": "b"}

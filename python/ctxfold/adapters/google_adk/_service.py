@@ -34,7 +34,8 @@ __all__ = ["ContextSessionService"]
 
 _T = TypeVar("_T")
 
-_STALE = ("The session was changed in storage after this copy was read (another writer appended to it). "
+# ADK's database service's wording (its tests match "modified in storage"), and who moved it.
+_STALE = ("The session has been modified in storage since it was loaded (another writer appended to it). "
           "Please reload the session before appending more events.")
 _MARKER = "ctxfold:"  # the revision marker this service puts on the sessions it returns
 _SESSIONS: TypeAdapter[list[Session]] = TypeAdapter(list[Session])
