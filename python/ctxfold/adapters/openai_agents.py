@@ -11,7 +11,7 @@ id on the same store — in this process or others — see each other's items.
     from agents import Agent, Runner
     from ctxfold.adapters.openai_agents import ContextSession
 
-    session = ContextSession("user-42", "sqlite:///sessions.db")
+    session = ContextSession("user-42", "sessions.db")
     await Runner.run(agent, "Hello", session=session)
     session.context            # the Context: windows, compaction, history, formats
 

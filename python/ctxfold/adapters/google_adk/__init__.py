@@ -10,7 +10,7 @@ and a writer whose copy of the session is stale gets ADK's ``StaleSessionError``
     from google.adk.runners import Runner
     from ctxfold.adapters.google_adk import ContextSessionService
 
-    service = ContextSessionService("sqlite:///sessions.db")
+    service = ContextSessionService("sessions.db")
     runner = Runner(app_name="weather", agent=agent, session_service=service)
 
 See ``docs/adapters.md``.

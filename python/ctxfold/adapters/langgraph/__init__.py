@@ -13,7 +13,7 @@ checkpoint is one transaction: its log appends and its rows.
     from langgraph.graph import StateGraph, MessagesState
     from ctxfold.adapters.langgraph import ContextSaver
 
-    saver = ContextSaver("sqlite:///threads.db")      # or a ctxfold.Store, or None (memory)
+    saver = ContextSaver("threads.db")      # or a ctxfold.Store, or None (memory)
     graph = builder.compile(checkpointer=saver)
 
 See ``docs/adapters.md``.
