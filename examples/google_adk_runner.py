@@ -55,7 +55,7 @@ def get_weather(city: str, tool_context: ToolContext) -> dict:
 
 
 async def main(db: str) -> None:
-    service = ContextSessionService(f"sqlite:///{db}")
+    service = ContextSessionService(db)
     agent = LlmAgent(name="forecaster", model=ScriptedModel(model="scripted"), tools=[get_weather],
                      instruction="Answer questions about the weather.", output_key="last_answer")
     runner = Runner(app_name="weather", agent=agent, session_service=service)
@@ -87,7 +87,7 @@ async def main(db: str) -> None:
     print("first message now:", ctx.messages[0].text)
 
     # Another worker (a second service on the same file) appends; this copy is now stale.
-    other = ContextSessionService(f"sqlite:///{db}")
+    other = ContextSessionService(db)
     theirs = await other.get_session(app_name="weather", user_id="alice", session_id="trip")
     await other.append_event(theirs, Event(author="user", invocation_id="other", content=types.Content(
         role="user", parts=[types.Part(text="Thanks!")])))

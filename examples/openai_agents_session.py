@@ -41,7 +41,7 @@ async def main(db: Path) -> None:
     )
     agent = Agent(name="weather", instructions="Answer briefly.", model=model, tools=[get_weather])
 
-    session = ContextSession("user-42", f"sqlite:///{db}")
+    session = ContextSession("user-42", str(db))
     result = await Runner.run(agent, "What's the weather in Paris?", session=session)
     print("turn 1:", result.final_output)
 
@@ -52,7 +52,7 @@ async def main(db: Path) -> None:
     session.close()
 
     # Another worker opening the same session sees every item.
-    again = ContextSession("user-42", f"sqlite:///{db}")
+    again = ContextSession("user-42", str(db))
     items = await again.get_items()
     print(f"\n{len(items)} items in the session:")
     for item in items:

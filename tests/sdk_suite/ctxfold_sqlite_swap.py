@@ -39,7 +39,7 @@ class SQLiteSession(ContextSession):
         session_settings: Any = None,
     ) -> None:
         self.db_path = db_path
-        store = None if str(db_path) == ":memory:" else f"sqlite:///{db_path}"
+        store = None if str(db_path) == ":memory:" else os.fspath(db_path)  # (a path as SQLiteSession takes it)
         super().__init__(session_id, store, session_settings=session_settings)
 
     # SQLiteSession's connection hooks, on the ctxfold SQLite backend behind the store (opened
