@@ -83,11 +83,13 @@ def test_sigkill_mid_checkpoint_leaves_whole_data(request, backend) -> None:
     for _ in range(5):
         p = subprocess.Popen([sys.executable, "-c", RUNNER, url], stdout=subprocess.PIPE)
         assert p.stdout is not None
-        assert p.stdout.readline().strip() == b"ready"
-        time.sleep(rng.uniform(0.05, 0.35))
-        p.kill()  # SIGKILL: wherever the saver is
-        p.wait()
-        p.stdout.close()
+        try:
+            assert p.stdout.readline().strip() == b"ready"
+            time.sleep(rng.uniform(0.05, 0.35))
+        finally:
+            p.kill()  # SIGKILL: wherever the saver is (and never left running)
+            p.wait()
+            p.stdout.close()
         now = _check_whole(url)
         assert now >= length
         length = now
