@@ -304,6 +304,23 @@ def test_urls(tmp_path):
             assert len(s.list()) == 1 and s.url.startswith("sqlite:///")
     with pytest.raises(ValueError, match="unknown store URL"):
         Store("mysql://x/y")
+    for driver in ("sqlite+aiosqlite:///./x.db", "postgresql+psycopg://h/db"):
+        with pytest.raises(ValueError, match="unknown store URL"):
+            Store(driver)
+
+
+def test_sqlalchemys_relative_sqlite_urls_stay_relative(tmp_path, monkeypatch):
+    # sqlite:///./x.db is ./x.db, as SQLAlchemy reads it; sqlite:///x.db is /x.db, as a file: URL
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    for url, path in (("sqlite:///./here.db", tmp_path / "work" / "here.db"),
+                      ("sqlite:///../up.db", tmp_path / "up.db"),
+                      ("sqlite://plain.db", tmp_path / "work" / "plain.db"),
+                      (f"sqlite://{tmp_path}/abs.db", tmp_path / "abs.db")):
+        with Store(url) as s:
+            s.save(Context())
+            assert s.url == f"sqlite://{path}"
+        assert path.exists()
     with pytest.raises(ValueError):
         Store(":memory:")
     with pytest.raises(TypeError):

@@ -14,6 +14,7 @@ from ._context import Context
 from ._files import report, write_json
 from .errors import ContextError
 from .stores import Store
+from .stores._store import where
 
 __all__ = ["add_store_parser", "demo_turns", "run_store"]
 
@@ -64,18 +65,13 @@ def _run(a: argparse.Namespace) -> int:
 
 
 def _absent_sqlite(url: str) -> str | None:
-    """The file of a SQLite store URL (``sqlite:///path``, ``sqlite:path`` or a plain path) when
-    it does not exist; ``None`` for anything else, which ``Store`` itself judges."""
-    if url.startswith("sqlite:"):
-        path = url[len("sqlite:"):]
-        path = path[2:] if path.startswith("//") else path
-    elif "://" in url:
+    """The file of a SQLite store URL or path when it does not exist; ``None`` for anything
+    else, which ``Store`` itself judges."""
+    try:
+        _, kind, target = where(url)
+    except ValueError:
         return None
-    else:
-        path = url
-    if path in ("", ":memory:") or os.path.exists(path):
-        return None
-    return os.path.abspath(path)
+    return target if kind == "sqlite" and not os.path.exists(target) else None
 
 
 def _list(store: Store, limit: int, offset: int) -> None:

@@ -53,6 +53,10 @@ def where(url: str | os.PathLike[str]) -> tuple[str, str, str]:
         path = url[len("sqlite:"):]
         if path.startswith("//"):  # sqlite:///abs/path, as file:///abs/path
             path = path[2:]
+            # ... but sqlite:///./x.db and sqlite:///../x.db are SQLAlchemy's relative paths (the
+            # form ADK's and LangChain's docs use): read as written there, not as /x.db.
+            if path.startswith(("/./", "/../")):
+                path = path[1:]
     elif "://" in url:
         raise ValueError(f"unknown store URL {url!r}: use sqlite:///path, a plain path, or postgresql://…")
     else:
