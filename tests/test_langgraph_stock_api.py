@@ -108,3 +108,32 @@ def test_a_listing_builds_what_is_read_and_reads_what_the_limit_lets(store_url: 
         before = everything[5].config
         assert [t.config for t in saver.list(CFG, before=before, limit=2)] == [t.config for t in everything[6:8]]
         assert list(saver.list(CFG, limit=0)) == []
+
+
+def test_a_thread_id_that_is_no_str_is_kept_as_text_and_given_back_as_given(store_url: str) -> None:
+    # As the SQL stock savers: the rows hold the thread id's text (7 and "7" are one thread),
+    # a put returns the config with the id as the caller gave it, and reads give the text.
+    with ContextSaver(store_url) as saver:
+        graph = chat_graph([reply(0, "seven")], saver)
+        graph.invoke({"messages": [HumanMessage("hi", id="human-1")]}, {"configurable": {"thread_id": 7}})
+        latest = saver.get_tuple({"configurable": {"thread_id": "7"}})
+        assert latest is not None and latest.config["configurable"]["thread_id"] == "7"
+        again = saver.get_tuple({"configurable": {"thread_id": 7}})
+        assert again is not None and again.checkpoint == latest.checkpoint
+        cp = latest.checkpoint
+        given = saver.put({"configurable": {"thread_id": 7, "checkpoint_ns": "",
+                                            "checkpoint_id": latest.config["configurable"]["checkpoint_id"]}},
+                          {**cp, "id": cp["id"][:-1] + ("0" if cp["id"][-1] != "0" else "1")}, {}, {})
+        assert given["configurable"]["thread_id"] == 7
+
+
+def test_listing_every_thread_is_newest_first_across_threads(store_url: str) -> None:
+    # list(None) orders by checkpoint id over every thread and namespace, as SqliteSaver does
+    # (InMemorySaver lists thread by thread); within a thread the order is every saver's.
+    with ContextSaver(store_url) as saver:
+        graph = chat_graph([reply(n) for n in range(4)], saver)
+        for n, thread in enumerate(("a", "b", "a", "b")):
+            graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, {"configurable": {"thread_id": thread}})
+        ids = [t.config["configurable"]["checkpoint_id"] for t in saver.list(None)]
+        assert len(ids) == 12 and ids == sorted(ids, reverse=True)
+        assert [t.config["configurable"]["thread_id"] for t in saver.list(None, limit=3)] == ["b"] * 3

@@ -90,7 +90,8 @@ class Prepared(NamedTuple):
     """A put's checkpoint as taken when the put is called, before it waits for anything (the
     graph's thread goes on meanwhile, and may change what it passed): its row, its run id, its
     channel values, those of its message channels as ``as_put`` gives them, every other new
-    channel value through ``serde``, and the channels it changes."""
+    channel value through ``serde``, the channels it changes, and the config it returns (the
+    thread id as given: the rows hold its text, as the stock savers' do)."""
 
     row: CheckpointRow
     run_id: str | None
@@ -98,6 +99,7 @@ class Prepared(NamedTuple):
     lists: dict[str, list[BaseMessage]]
     plain: dict[str, tuple[str, bytes]]
     new_versions: ChannelVersions
+    config: RunnableConfig
 
 
 class _Done:
@@ -302,7 +304,10 @@ class ContextSaver(BaseCheckpointSaver[str]):
         md_kind, md_data = self.serde.dumps_typed(md)
         run_id = md.get("run_id")
         row: CheckpointRow = (thread_id, ns, checkpoint["id"], parent_id, kind, data, md_kind, md_data)
-        return Prepared(row, str(run_id) if run_id is not None else None, values, lists, plain, new_versions)
+        put_config: RunnableConfig = {"configurable": {"thread_id": conf["thread_id"], "checkpoint_ns": ns,
+                                                       "checkpoint_id": checkpoint["id"]}}
+        return Prepared(row, str(run_id) if run_id is not None else None, values, lists, plain, new_versions,
+                        put_config)
 
     def _stage(self, p: Prepared, parent: Refs, trust_open: bool,
                staged: list[MessageLog]) -> tuple[list[Statement], Refs]:
@@ -358,7 +363,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
                         self._logs.drop(staged)  # unsaved events: the store's logs are the truth
                     raise
                 self._remember((thread_id, ns, checkpoint_id), refs)
-                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+                return p.config
         raise ConflictError(f"thread {thread_id}: a checkpoint gave up after {_MAX_ATTEMPTS} attempts lost to "
                             "other writers")
 
@@ -900,7 +905,7 @@ class ContextSaver(BaseCheckpointSaver[str]):
                     raise
                 with self._logs.lock:
                     self._remember((thread_id, ns, checkpoint_id), refs)
-                return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}}
+                return p.config
         raise ConflictError(f"thread {thread_id}: a checkpoint gave up after {_MAX_ATTEMPTS} attempts lost to "
                             "other writers")
 
