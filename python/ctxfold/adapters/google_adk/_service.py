@@ -53,9 +53,9 @@ class ContextSessionService(BaseSessionService):
     ``store``: ``None`` (in memory, private to this object), a ``ctxfold.AsyncStore`` or a
     store URL / path (``"sessions.db"``, ``"sqlite:///abs/path.db"``, ``"postgresql://…"``;
     opened here as an ``AsyncStore``, closed by ``close()``), or a ``ctxfold.Store`` (its
-    blocking calls then run on worker threads). The Context of a session is ``context(app_name, user_id, session_id)``;
-    its id is ``adk/<app>/<user>/<session>`` (each part percent-encoded), so ``store.list()``
-    shows it.
+    blocking calls then run on worker threads). The Context of a session is
+    ``context(app_name, user_id, session_id)``; its id is ``adk/<app>/<user>/<session>`` (each
+    part percent-encoded), so ``store.list()`` shows it.
     """
 
     def __init__(self, store: AsyncStore | Store | str | os.PathLike[str] | None = None) -> None:
