@@ -307,6 +307,10 @@ def test_urls(tmp_path):
     for driver in ("sqlite+aiosqlite:///./x.db", "postgresql+psycopg://h/db"):
         with pytest.raises(ValueError, match="unknown store URL"):
             Store(driver)
+    with pytest.raises(ValueError):
+        Store(":memory:")
+    with pytest.raises(TypeError):
+        Store(42)  # type: ignore[arg-type]
 
 
 def test_sqlalchemys_relative_sqlite_urls_stay_relative(tmp_path, monkeypatch):
@@ -321,10 +325,6 @@ def test_sqlalchemys_relative_sqlite_urls_stay_relative(tmp_path, monkeypatch):
             s.save(Context())
             assert s.url == f"sqlite://{path}"
         assert path.exists()
-    with pytest.raises(ValueError):
-        Store(":memory:")
-    with pytest.raises(TypeError):
-        Store(42)  # type: ignore[arg-type]
 
 
 def test_sqlite_is_wal_and_durable_is_full(tmp_path):
