@@ -13,7 +13,8 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from _langgraph_graphs import Ids, Recording, chat_graph, reply, snapshot, tool_graph  # noqa: E402
+from _langgraph_graphs import (  # noqa: E402,F401  (each_make_saver: the fixture "make_saver")
+    Ids, Recording, both, chat_graph, each_make_saver, reply, snapshot, tool_graph)
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
@@ -23,32 +24,6 @@ from langgraph.types import Command, Overwrite, interrupt  # noqa: E402
 pytestmark = pytest.mark.frameworks
 
 CFG = {"configurable": {"thread_id": "t1"}}
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def make_saver(request):
-    made = []
-
-    def make(**kw: Any) -> Recording:
-        if request.param == "memory":
-            s = Recording(**kw)
-        else:
-            s = Recording(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"), **kw)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.close()
-
-
-def both(scenario, make_saver) -> None:
-    """Run ``scenario(checkpointer)`` on InMemorySaver and on ContextSaver; same results."""
-    ours = make_saver()
-    expected = scenario(InMemorySaver(), Ids())
-    got = scenario(ours, Ids())
-    assert got == expected
-    assert ours.check_exact() > 0
 
 
 # ---- scenarios -----------------------------------------------------------------------------
