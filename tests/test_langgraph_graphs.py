@@ -13,8 +13,7 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from _langgraph_graphs import (  # noqa: E402,F401  (each_make_saver: the fixture "make_saver")
-    Ids, Recording, both, chat_graph, each_make_saver, reply, snapshot, tool_graph)
+from _langgraph_graphs import Ids, Recording, both, chat_graph, each_make_saver, reply, snapshot, tool_graph  # noqa: E402,F401  (each_make_saver: the fixture "make_saver")
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
