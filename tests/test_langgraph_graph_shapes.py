@@ -36,11 +36,15 @@ pytestmark = pytest.mark.frameworks
 CFG = {"configurable": {"thread_id": "t1"}}
 
 
-def _one_node(saver: Any, node: Any, state: Any = MessagesState) -> Any:
+def _chain(saver: Any, state: Any, *nodes: Any) -> Any:
+    """A graph of ``nodes`` one after another (named after their functions), compiled on ``saver``."""
     g = StateGraph(state)
-    g.add_node("agent", node)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
+    previous = START
+    for node in nodes:
+        g.add_node(node.__name__, node)
+        g.add_edge(previous, node.__name__)
+        previous = node.__name__
+    g.add_edge(previous, END)
     return g.compile(checkpointer=saver)
 
 
@@ -91,13 +95,7 @@ def two_message_channels(saver: Any, ids: Ids) -> Any:
         n = len(state["messages"])
         return {"messages": [AIMessage(f"said after {len(state['scratch'])}", id=f"ai-say-{n}")]}
 
-    g = StateGraph(S)
-    g.add_node("think", think)
-    g.add_node("say", say)
-    g.add_edge(START, "think")
-    g.add_edge("think", "say")
-    g.add_edge("say", END)
-    graph = g.compile(checkpointer=saver)
+    graph = _chain(saver, S, think, say)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG)) for n in range(4)]
     return outs, snapshot(graph, CFG, ids)
 
@@ -105,7 +103,10 @@ def two_message_channels(saver: Any, ids: Ids) -> Any:
 def messages_not_objects(saver: Any, ids: Ids) -> Any:
     """Input as a dict, a (role, text) tuple and a plain string; a node answering with a dict
     (add_messages makes messages of them, with ids of its own)."""
-    graph = _one_node(saver, lambda s: {"messages": [{"role": "assistant", "content": f"hi {len(s['messages'])}"}]})
+    def agent(state: Any) -> dict[str, Any]:
+        return {"messages": [{"role": "assistant", "content": f"hi {len(state['messages'])}"}]}
+
+    graph = _chain(saver, MessagesState, agent)
     outs = [ids(graph.invoke({"messages": [{"role": "user", "content": "hello"}, ("user", "a tuple")]}, CFG)),
             ids(graph.invoke({"messages": "a plain string"}, CFG))]
     return outs, snapshot(graph, CFG, ids)
@@ -119,7 +120,7 @@ def pydantic_state(saver: Any, ids: Ids) -> Any:
     def agent(state: S) -> dict[str, Any]:
         return {"messages": [AIMessage(f"n{state.count}", id=f"ai-{state.count}")], "count": state.count + 1}
 
-    graph = _one_node(saver, agent, S)
+    graph = _chain(saver, S, agent)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG)) for n in range(3)]
     return outs, snapshot(graph, CFG, ids)
 
@@ -135,11 +136,7 @@ def concatenated_without_ids(saver: Any, ids: Ids) -> Any:
     def agent(state: S) -> dict[str, Any]:
         return {"log": [again, AIMessage(f"no id {len(state['log'])}"), HumanMessage("no id either")]}
 
-    g = StateGraph(S)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
-    graph = g.compile(checkpointer=saver)
+    graph = _chain(saver, S, agent)
     outs = [ids(graph.invoke({"log": [HumanMessage(f"q{n}")]}, CFG)) for n in range(3)]
     return outs, snapshot(graph, CFG, ids)
 
@@ -150,13 +147,7 @@ def durability_modes(saver: Any, ids: Ids) -> Any:
         n = len(state["messages"])
         return {"messages": [AIMessage(f"second {n}", id=f"ai-second-{n}")]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("agent", _answer)
-    g.add_node("second", second)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", "second")
-    g.add_edge("second", END)
-    graph = g.compile(checkpointer=saver)
+    graph = _chain(saver, MessagesState, _answer, second)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG, durability=d))
             for n, d in enumerate(["exit", "async", "sync", "exit"])]
     return outs, snapshot(graph, CFG, ids)
@@ -197,7 +188,7 @@ def overwritten_and_updated(saver: Any, ids: Ids) -> Any:
             return {"messages": Overwrite([SystemMessage("summary", id="sys-1"), AIMessage(f"after {n}", id=f"ai-{n}")])}
         return {"messages": [AIMessage(f"a{n}", id=f"ai-{n}")]}
 
-    graph = _one_node(saver, agent)
+    graph = _chain(saver, MessagesState, agent)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG)) for n in range(3)]
     graph.update_state(CFG, {"messages": [AIMessage("edited", id="ai-2")]}, as_node="agent")
     graph.update_state(CFG, {"messages": [AIMessage("appended", id="ai-x")]})
@@ -215,13 +206,13 @@ def large_and_odd(saver: Any, ids: Ids) -> Any:
            ToolMessage(content=[{"type": "json", "json": {"a": [1, {"b": 2}]}}], tool_call_id="c1", id="tool-1",
                        artifact=(1, "t")),
            AIMessage("named", id="ai-named", name="bob", example=True)]
-    graph = _one_node(saver, _answer)
+    graph = _chain(saver, MessagesState, _answer)
     outs = [ids(graph.invoke({"messages": odd}, CFG))]
     return outs, snapshot(graph, CFG, ids)
 
 
 def stream_modes(saver: Any, ids: Ids) -> Any:
-    graph = _one_node(saver, _answer)
+    graph = _chain(saver, MessagesState, _answer)
     outs = []
     for n, mode in enumerate(["values", "updates", ["values", "updates", "checkpoints"]]):
         chunks = graph.stream({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG, stream_mode=mode)
