@@ -57,11 +57,20 @@ def chat_graph(answers: list[AIMessage], checkpointer: Any) -> Any:
     def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [model.invoke(state["messages"])]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
-    return g.compile(checkpointer=checkpointer)
+    return chain(checkpointer, MessagesState, agent)
+
+
+def chain(saver: Any, state: Any, *nodes: Any) -> Any:
+    """A graph of ``nodes`` one after another (named after their functions), compiled on
+    ``saver`` (``None``: a subgraph, on its parent's)."""
+    g = StateGraph(state)
+    previous = START
+    for node in nodes:
+        g.add_node(node.__name__, node)
+        g.add_edge(previous, node.__name__)
+        previous = node.__name__
+    g.add_edge(previous, END)
+    return g.compile(checkpointer=saver)
 
 
 @tool

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from _langgraph_graphs import Ids, both, each_make_saver, reply, snapshot  # noqa: E402,F401  (each_make_saver: the fixture "make_saver")
+from _langgraph_graphs import Ids, both, chain, each_make_saver, reply, snapshot  # noqa: E402,F401  (each_make_saver: the fixture "make_saver")
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
     AIMessage,
@@ -34,18 +34,6 @@ from typing_extensions import TypedDict  # noqa: E402
 pytestmark = pytest.mark.frameworks
 
 CFG = {"configurable": {"thread_id": "t1"}}
-
-
-def _chain(saver: Any, state: Any, *nodes: Any) -> Any:
-    """A graph of ``nodes`` one after another (named after their functions), compiled on ``saver``."""
-    g = StateGraph(state)
-    previous = START
-    for node in nodes:
-        g.add_node(node.__name__, node)
-        g.add_edge(previous, node.__name__)
-        previous = node.__name__
-    g.add_edge(previous, END)
-    return g.compile(checkpointer=saver)
 
 
 def _answer(state: Any) -> dict[str, Any]:
@@ -95,7 +83,7 @@ def two_message_channels(saver: Any, ids: Ids) -> Any:
         n = len(state["messages"])
         return {"messages": [AIMessage(f"said after {len(state['scratch'])}", id=f"ai-say-{n}")]}
 
-    graph = _chain(saver, S, think, say)
+    graph = chain(saver, S, think, say)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG)) for n in range(4)]
     return outs, snapshot(graph, CFG, ids)
 
@@ -106,7 +94,7 @@ def messages_not_objects(saver: Any, ids: Ids) -> Any:
     def agent(state: Any) -> dict[str, Any]:
         return {"messages": [{"role": "assistant", "content": f"hi {len(state['messages'])}"}]}
 
-    graph = _chain(saver, MessagesState, agent)
+    graph = chain(saver, MessagesState, agent)
     outs = [ids(graph.invoke({"messages": [{"role": "user", "content": "hello"}, ("user", "a tuple")]}, CFG)),
             ids(graph.invoke({"messages": "a plain string"}, CFG))]
     return outs, snapshot(graph, CFG, ids)
@@ -120,7 +108,7 @@ def pydantic_state(saver: Any, ids: Ids) -> Any:
     def agent(state: S) -> dict[str, Any]:
         return {"messages": [AIMessage(f"n{state.count}", id=f"ai-{state.count}")], "count": state.count + 1}
 
-    graph = _chain(saver, S, agent)
+    graph = chain(saver, S, agent)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG)) for n in range(3)]
     return outs, snapshot(graph, CFG, ids)
 
@@ -136,7 +124,7 @@ def concatenated_without_ids(saver: Any, ids: Ids) -> Any:
     def agent(state: S) -> dict[str, Any]:
         return {"log": [again, AIMessage(f"no id {len(state['log'])}"), HumanMessage("no id either")]}
 
-    graph = _chain(saver, S, agent)
+    graph = chain(saver, S, agent)
     outs = [ids(graph.invoke({"log": [HumanMessage(f"q{n}")]}, CFG)) for n in range(3)]
     return outs, snapshot(graph, CFG, ids)
 
@@ -147,7 +135,7 @@ def durability_modes(saver: Any, ids: Ids) -> Any:
         n = len(state["messages"])
         return {"messages": [AIMessage(f"second {n}", id=f"ai-second-{n}")]}
 
-    graph = _chain(saver, MessagesState, _answer, second)
+    graph = chain(saver, MessagesState, _answer, second)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG, durability=d))
             for n, d in enumerate(["exit", "async", "sync", "exit"])]
     return outs, snapshot(graph, CFG, ids)
@@ -188,7 +176,7 @@ def overwritten_and_updated(saver: Any, ids: Ids) -> Any:
             return {"messages": Overwrite([SystemMessage("summary", id="sys-1"), AIMessage(f"after {n}", id=f"ai-{n}")])}
         return {"messages": [AIMessage(f"a{n}", id=f"ai-{n}")]}
 
-    graph = _chain(saver, MessagesState, agent)
+    graph = chain(saver, MessagesState, agent)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG)) for n in range(3)]
     graph.update_state(CFG, {"messages": [AIMessage("edited", id="ai-2")]}, as_node="agent")
     graph.update_state(CFG, {"messages": [AIMessage("appended", id="ai-x")]})
@@ -206,13 +194,13 @@ def large_and_odd(saver: Any, ids: Ids) -> Any:
            ToolMessage(content=[{"type": "json", "json": {"a": [1, {"b": 2}]}}], tool_call_id="c1", id="tool-1",
                        artifact=(1, "t")),
            AIMessage("named", id="ai-named", name="bob", example=True)]
-    graph = _chain(saver, MessagesState, _answer)
+    graph = chain(saver, MessagesState, _answer)
     outs = [ids(graph.invoke({"messages": odd}, CFG))]
     return outs, snapshot(graph, CFG, ids)
 
 
 def stream_modes(saver: Any, ids: Ids) -> Any:
-    graph = _chain(saver, MessagesState, _answer)
+    graph = chain(saver, MessagesState, _answer)
     outs = []
     for n, mode in enumerate(["values", "updates", ["values", "updates", "checkpoints"]]):
         chunks = graph.stream({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG, stream_mode=mode)

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from _langgraph_graphs import Ids, Recording, both, chat_graph, each_make_saver, reply, snapshot, tool_graph  # noqa: E402,F401  (each_make_saver: the fixture "make_saver")
+from _langgraph_graphs import Ids, Recording, both, chain, chat_graph, each_make_saver, reply, snapshot, tool_graph  # noqa: E402,F401  (each_make_saver: the fixture "make_saver")
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
@@ -52,11 +52,7 @@ def approval(saver: Any, ids: Ids) -> Any:
         answer = interrupt({"question": "send it?", "draft": state["messages"][-1].content})
         return {"messages": [AIMessage(f"approved: {answer}", id=f"ai-approved-{len(state['messages'])}")]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("ask", ask)
-    g.add_edge(START, "ask")
-    g.add_edge("ask", END)
-    graph = g.compile(checkpointer=saver)
+    graph = chain(saver, MessagesState, ask)
     outs = [ids(graph.invoke({"messages": [HumanMessage("draft one", id="human-1")]}, CFG))]
     mid = snapshot(graph, CFG, ids)
     outs.append(ids(graph.invoke(Command(resume="yes"), CFG)))
@@ -77,11 +73,7 @@ def removals(saver: Any, ids: Ids) -> Any:
             return {"messages": [AIMessage("a better second", id=msgs[1].id), AIMessage("fixed", id=f"ai-fix-{len(msgs)}")]}
         return {"messages": [AIMessage(f"echo {last}", id=f"ai-{len(msgs)}")]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("step", step)
-    g.add_edge(START, "step")
-    g.add_edge("step", END)
-    graph = g.compile(checkpointer=saver)
+    graph = chain(saver, MessagesState, step)
     outs = []
     for n, text in enumerate(["hello", "again", "fix the second", "forget the first", "more", "start over", "after"]):
         outs.append(ids(graph.invoke({"messages": [HumanMessage(text, id=f"human-{n}")]}, CFG)))
@@ -117,17 +109,14 @@ def subgraphs(saver: Any, ids: Ids) -> Any:
         ok = interrupt("inner approval?")
         return {"messages": [AIMessage(f"inner says {ok}", id=f"ai-inner-{len(state['messages'])}")]}
 
-    inner = StateGraph(MessagesState)
-    inner.add_node("inner_step", inner_step)
-    inner.add_edge(START, "inner_step")
-    inner.add_edge("inner_step", END)
+    inner = chain(None, MessagesState, inner_step)
 
     def before(state: MessagesState) -> dict[str, Any]:
         return {"messages": [AIMessage("before", id=f"ai-before-{len(state['messages'])}")]}
 
     g = StateGraph(MessagesState)
     g.add_node("before", before)
-    g.add_node("inner", inner.compile())
+    g.add_node("inner", inner)
     g.add_edge(START, "before")
     g.add_edge("before", "inner")
     g.add_edge("inner", END)
@@ -162,11 +151,7 @@ def tool_messages_exact(saver: Any, ids: Ids) -> Any:
     def echo(state: MessagesState) -> dict[str, Any]:
         return {"messages": [AIMessage("ok", id=f"ai-ok-{len(state['messages'])}")]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("echo", echo)
-    g.add_edge(START, "echo")
-    g.add_edge("echo", END)
-    graph = g.compile(checkpointer=saver)
+    graph = chain(saver, MessagesState, echo)
     outs = [ids(graph.invoke({"messages": rich}, CFG))]
     return outs, snapshot(graph, CFG, ids)
 
@@ -181,11 +166,7 @@ def edits_in_place(saver: Any, ids: Ids) -> Any:
     def agent(state: MessagesState) -> dict[str, Any]:
         return {"messages": [held]}
 
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
-    graph = g.compile(checkpointer=saver)
+    graph = chain(saver, MessagesState, agent)
     outs = [ids(graph.invoke({"messages": [HumanMessage("weather?", id="human-1")]}, CFG))]
     held.tool_calls[0]["args"]["city"] = "Oslo"
     held.content = "changed by its holder after the turn"
@@ -223,11 +204,7 @@ def edits_by_a_node(saver: Any, ids: Ids) -> Any:
             out = [earlier, first, *out]
         return {"messages": out}
 
-    g = StateGraph(MessagesState)
-    g.add_node("agent", agent)
-    g.add_edge(START, "agent")
-    g.add_edge("agent", END)
-    graph = g.compile(checkpointer=saver)
+    graph = chain(saver, MessagesState, agent)
     outs = [ids(graph.invoke({"messages": [HumanMessage(f"q{n}", id=f"human-{n}")]}, CFG, durability="sync"))
             for n in range(4)]
     old = next(h for h in graph.get_state_history(CFG) if len(h.values.get("messages", [])) == 4 and not h.next)
